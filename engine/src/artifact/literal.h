@@ -1,0 +1,21 @@
+// Evaluates literal Python expressions (the metadata dicts Inductor writes into
+// decorators) to JSON. Tuples and sets become arrays; dict keys that are not
+// strings become their source text; calls become {"__call__": name, kwargs...};
+// anything else (names, attributes) becomes its source text as a string.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "artifact/pyparse/ast.h"
+
+namespace kopt::ir {
+
+nlohmann::json literal_to_json(const py::Module& m, const py::Node* n);
+
+// Integer value of a constant or negated constant; nullopt for anything else.
+std::optional<int64_t> int_literal(const py::Node* n);
+
+// The dotted name of a Name/Attribute chain ("torch.ops.aten.mm.default"), or "".
+std::string dotted_name(const py::Node* n);
+
+}  // namespace kopt::ir

@@ -1,0 +1,38 @@
+// One function per subcommand; main.cpp only wires them into CLI11.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kopt::cli {
+
+struct InspectOptions {
+  std::string target;  // bundle directory or module file
+  bool json = false;
+};
+int inspect(const InspectOptions& o);
+
+struct StitchOptions {
+  std::string module;
+  std::vector<std::string> replace;  // NAME=KERNEL.py
+  std::string output;                // empty: stdout
+};
+int stitch(const StitchOptions& o);
+
+struct CaptureOptions {
+  std::string problem, out, mode, device, dtype;
+  int seed = 0;
+  bool force = false;
+};
+int capture(const CaptureOptions& o);
+
+struct ParseOptions {
+  std::string file;
+  bool dump = false, print = false;
+};
+int parse(const ParseOptions& o);
+
+// The Python interpreter that runs the worker: $KERNELOPT_PYTHON or python3.
+std::string python_executable();
+
+}  // namespace kopt::cli

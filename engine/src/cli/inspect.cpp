@@ -1,0 +1,79 @@
+// `kernelopt inspect BUNDLE|MODULE.py [--json]`: what a module holds.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "artifact/bundle.h"
+#include "cli/commands.h"
+
+namespace kopt::cli {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+void print_table(const ir::Artifact& a, const nlohmann::json* graph_meta) {
+  fmt::print("{}  (entry: {})\n", a.path, a.entry);
+  fmt::print("  kernels ({}):\n", a.kernels.size());
+  size_t w = 4;
+  for (const auto& k : a.kernels) w = std::max(w, k.name.size());
+  fmt::print("    {:<{}}  {:<20}  {:>8}  {}\n", "name", w, "kind", "launches", "ATen ops");
+  for (const auto& k : a.kernels)
+    fmt::print("    {:<{}}  {:<20}  {:>8}  {}\n", k.name, w, k.kind, k.launch_count, join(k.aten_ops));
+  size_t n_ext = 0;
+  for (const auto& f : a.functions) n_ext += f.externs.size();
+  fmt::print("  extern calls ({}):\n", n_ext);
+  for (const auto& f : a.functions)
+    for (const auto& e : f.externs) fmt::print("    {}  -> {}  (line {})\n", e.op, e.out.empty() ? "?" : e.out, e.span.begin.line);
+  const ir::Function* entry = a.entry_function();
+  fmt::print("  inputs of {}() ({}):\n", a.entry, entry ? entry->inputs.size() : 0);
+  if (!entry) return;
+  for (const auto& in : entry->inputs) {
+    std::string mapped;
+    if (graph_meta && graph_meta->contains("args") && in.index < (*graph_meta)["args"].size()) {
+      const auto& m = (*graph_meta)["args"][in.index];
+      mapped = m.value("kind", "?");
+      if (m.contains("name")) mapped += " " + m["name"].get<std::string>();
+      if (m.contains("input_index")) mapped += fmt::format(" #{}", m["input_index"].dump());
+    }
+    fmt::print("    {:<10}  sizes ({})  strides ({})  {}\n", in.name, join(in.sizes), join(in.strides), mapped);
+  }
+}
+
+}  // namespace
+
+int inspect(const InspectOptions& o) {
+  if (ir::is_bundle_dir(o.target)) {
+    auto b = ir::load_bundle(o.target);
+    if (o.json) {
+      nlohmann::json out = {{"bundle", o.target}, {"meta", b->meta}, {"graphs", nlohmann::json::array()},
+                            {"kernels", nlohmann::json::array()}, {"extern_calls", nlohmann::json::array()}};
+      for (size_t i = 0; i < b->graphs.size(); ++i) {
+        nlohmann::json g = ir::to_json(*b->graphs[i]);
+        for (auto k : g["kernels"]) out["kernels"].push_back((k["graph"] = i, k));
+        for (auto e : g["extern_calls"]) out["extern_calls"].push_back((e["graph"] = i, e));
+        out["graphs"].push_back(std::move(g));
+      }
+      std::cout << out.dump(2) << "\n";
+      return 0;
+    }
+    fmt::print("bundle {}: {} graph(s), captured with torch {} on {}\n", o.target, b->graphs.size(),
+               b->meta.value(nlohmann::json::json_pointer("/versions/torch"), std::string("?")),
+               b->meta.contains("gpu") && b->meta["gpu"].is_object() ? b->meta["gpu"].value("name", "?") : "cpu");
+    for (size_t i = 0; i < b->graphs.size(); ++i) print_table(*b->graphs[i], &b->meta["graphs"][i]);
+    return 0;
+  }
+  auto a = ir::load(o.target);
+  if (o.json) {
+    std::cout << ir::to_json(*a).dump(2) << "\n";
+    return 0;
+  }
+  print_table(*a, nullptr);
+  return 0;
+}
+
+}  // namespace kopt::cli

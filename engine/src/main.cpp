@@ -1,0 +1,61 @@
+// kernelopt: the engine's command line. Each subcommand lives in cli/; errors a
+// user can fix are one line on stderr with exit code 2.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "artifact/pyparse/ast.h"
+#include "cli/commands.h"
+#include "util/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kernelopt: makes torch.compile'd models faster by optimizing Inductor's Triton kernels"};
+  app.set_version_flag("--version", std::string("kernelopt ") + KOPT_VERSION);
+  app.require_subcommand(1);
+
+  kopt::cli::CaptureOptions cap;
+  auto* c = app.add_subcommand("capture", "compile a problem with torch.compile and write an artifact bundle (GPU)");
+  c->add_option("problem", cap.problem, "problem file (Model, get_inputs, get_init_inputs)")->required();
+  c->add_option("--out,-o", cap.out, "bundle directory to write")->required();
+  c->add_option("--mode", cap.mode, "torch.compile mode: default | max-autotune-no-cudagraphs")->default_val("default");
+  c->add_option("--seed", cap.seed, "seed for weights and inputs")->default_val(0);
+  c->add_option("--device", cap.device, "cuda | cpu (cpu captures C++ kernels; for testing only)")->default_val("cuda");
+  c->add_option("--dtype", cap.dtype, "cast model and floating inputs: float32 | bfloat16 | float16");
+  c->add_flag("--force", cap.force, "overwrite an existing bundle directory");
+
+  kopt::cli::InspectOptions ins;
+  auto* i = app.add_subcommand("inspect", "show the kernels, launches, extern calls and inputs of a bundle or module");
+  i->add_option("target", ins.target, "bundle directory or module .py")->required();
+  i->add_flag("--json", ins.json, "one JSON object on stdout");
+
+  kopt::cli::StitchOptions st;
+  auto* s = app.add_subcommand("stitch", "replace kernels' sources in a module, leaving every other byte unchanged");
+  s->add_option("module", st.module, "Inductor output module .py")->required();
+  s->add_option("--replace", st.replace, "NAME=KERNEL.py (repeatable)");
+  s->add_option("-o,--output", st.output, "output file (default: stdout)");
+
+  kopt::cli::ParseOptions ps;
+  auto* p = app.add_subcommand("parse", "parse a Python file with kernelopt's parser (for testing the parser)");
+  p->add_option("file", ps.file, "Python file")->required();
+  p->add_flag("--dump", ps.dump, "print the normalized syntax tree (docs/parser.md)");
+  p->add_flag("--print", ps.print, "reprint the file from its tokens");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    if (*c) return kopt::cli::capture(cap);
+    if (*i) return kopt::cli::inspect(ins);
+    if (*s) return kopt::cli::stitch(st);
+    if (*p) return kopt::cli::parse(ps);
+  } catch (const kopt::UserError& e) {
+    std::cerr << "kernelopt: error: " << e.what() << "\n";
+    return 2;
+  } catch (const kopt::py::ParseError& e) {
+    std::cerr << "kernelopt: error: " << e.what() << "\n";
+    return 2;
+  }
+  return 2;
+}

@@ -1,0 +1,138 @@
+#include "worker/supervisor.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace kopt::worker {
+
+namespace {
+std::mutex g_live_mu;
+std::set<Supervisor*> g_live;
+
+void on_signal(int sig) {
+  // Best effort from a signal handler: kill the worker groups so none outlive us.
+  // (try_lock: never deadlock if the signal lands while the set is being edited.)
+  if (g_live_mu.try_lock()) {
+    for (Supervisor* s : g_live) s->shutdown();
+    g_live_mu.unlock();
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+}  // namespace
+
+void install_shutdown_handlers() {
+  signal(SIGINT, on_signal);
+  signal(SIGTERM, on_signal);
+}
+
+Supervisor::Supervisor(SupervisorOptions o) : opts_(std::move(o)) {
+  if (opts_.slots.empty()) opts_.slots.push_back("cpu");
+  slots_.resize(opts_.slots.size());
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    slots_[i].device = opts_.slots[i];
+    start(slots_[i]);
+  }
+  std::lock_guard<std::mutex> lock(g_live_mu);
+  g_live.insert(this);
+}
+
+Supervisor::~Supervisor() {
+  {
+    std::lock_guard<std::mutex> lock(g_live_mu);
+    g_live.erase(this);
+  }
+  shutdown();
+}
+
+void Supervisor::start(Slot& s) {
+  ProcessSpec spec{opts_.argv, opts_.env};
+  if (s.device == "cpu") {
+    spec.env["KERNELOPT_DEVICE"] = "cpu";
+    spec.env["TRITON_INTERPRET"] = "1";
+    spec.env["CUDA_VISIBLE_DEVICES"] = "";
+  } else {
+    spec.env["KERNELOPT_DEVICE"] = "cuda";
+    spec.env["CUDA_VISIBLE_DEVICES"] = s.device;  // one GPU per worker; inside it is cuda:0
+  }
+  s.proc = std::make_unique<Process>(spec);
+  Failure f;
+  auto hello = s.proc->request({{"id", 0}, {"op", "hello"}}, opts_.start_timeout, f);
+  if (!hello || !hello->value("ok", false)) {
+    std::string tail = s.proc->stderr_tail();
+    s.proc->kill();
+    throw std::runtime_error(fmt::format("worker for device {} did not start ({}): {}", s.device,
+                                         hello ? hello->value("error", "") : failure_name(f),
+                                         tail.substr(tail.size() > 600 ? tail.size() - 600 : 0)));
+  }
+  s.hello = *hello;
+}
+
+std::vector<nlohmann::json> Supervisor::hellos() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<nlohmann::json> out;
+  for (const Slot& s : slots_) out.push_back(s.hello);
+  return out;
+}
+
+nlohmann::json Supervisor::call(nlohmann::json req, std::chrono::milliseconds timeout) {
+  Slot* slot = nullptr;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] {
+      return down_ || std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.busy; });
+    });
+    if (down_) return {{"ok", false}, {"failure", "shutdown"}, {"error", "kernelopt is shutting down"}};
+    slot = &*std::find_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.busy; });
+    slot->busy = true;
+  }
+  uint64_t id = next_id_++;
+  req["id"] = id;
+  Failure f = Failure::None;
+  auto reply = slot->proc->request(req, timeout, f);
+  nlohmann::json out;
+  bool replace = false;
+  if (reply) {
+    out = std::move(*reply);
+    // The worker says its CUDA context is unusable (illegal address, ...): answer, then replace it.
+    replace = out.value("fatal", false);
+  } else {
+    out = {{"ok", false},
+           {"failure", failure_name(f)},
+           {"error", f == Failure::Timeout ? fmt::format("no reply within {} ms; worker killed", timeout.count())
+                                           : std::string("worker process died or wrote garbage; worker replaced")},
+           {"stderr_tail", slot->proc->stderr_tail()}};
+    replace = true;
+  }
+  if (replace) {
+    slot->proc->kill();
+    try {
+      start(*slot);
+      replacements_++;
+    } catch (const std::exception& e) {
+      out["replacement_error"] = e.what();
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    slot->busy = false;
+  }
+  cv_.notify_one();
+  return out;
+}
+
+void Supervisor::shutdown() {
+  {
+    std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+    down_ = true;
+  }
+  for (Slot& s : slots_)
+    if (s.proc && s.proc->pid() > 0) ::kill(-s.proc->pid(), SIGKILL);
+  cv_.notify_all();
+}
+
+}  // namespace kopt::worker

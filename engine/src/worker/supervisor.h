@@ -1,0 +1,62 @@
+// A pool of workers, one per GPU (or N on CPU), serving requests from many
+// threads. A worker that crashes, hangs or reports a corrupted CUDA context is
+// killed with its process group and replaced; the request that hit it becomes a
+// failure record carrying the reason and the worker's stderr tail. Requests are
+// never retried here: the caller (the cascade) decides what a failure means.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "worker/process.h"
+
+namespace kopt::worker {
+
+struct SupervisorOptions {
+  std::vector<std::string> argv;         // the worker command (python -m kernelopt.worker)
+  std::map<std::string, std::string> env;
+  std::vector<std::string> slots;        // one entry per worker: a GPU index ("0") or "cpu"
+  std::chrono::milliseconds start_timeout{120000};  // for the hello handshake
+};
+
+class Supervisor {
+ public:
+  explicit Supervisor(SupervisorOptions o);
+  ~Supervisor();
+
+  // Sends `req` to an idle worker and returns its reply. Process-level failures
+  // come back as {"ok": false, "failure": "timeout"|"crashed"|"protocol_error",
+  // "error": ..., "stderr_tail": ...}.
+  nlohmann::json call(nlohmann::json req, std::chrono::milliseconds timeout);
+
+  // The hello replies of the workers (versions, device, ceilings).
+  std::vector<nlohmann::json> hellos();
+  size_t replacements() const { return replacements_.load(); }
+  void shutdown();  // kills every worker; call() afterwards fails fast
+
+ private:
+  struct Slot {
+    std::string device;
+    std::unique_ptr<Process> proc;
+    nlohmann::json hello;
+    bool busy = false;
+  };
+  void start(Slot& s);
+
+  SupervisorOptions opts_;
+  std::vector<Slot> slots_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::atomic<size_t> replacements_{0};
+  std::atomic<uint64_t> next_id_{1};
+  bool down_ = false;
+};
+
+// Installs SIGINT/SIGTERM handlers that ask every live Supervisor to shut down
+// (killing worker process groups), then re-raise the signal's default action.
+void install_shutdown_handlers();
+
+}  // namespace kopt::worker
