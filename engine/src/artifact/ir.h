@@ -29,7 +29,11 @@ struct Span {
 struct KernelParam {
   std::string name;
   std::string dtype;  // triton signature type: "*fp32", "i32", "constexpr", ...
+  // Annotated `tl.constexpr`: set by the launch config, not passed at launch.
+  // (A parameter Inductor specialised to a constant, e.g. xnumel == 1, is typed
+  // "constexpr" in the signature but still passed; `constant` holds its value.)
   bool is_constexpr = false;
+  json constant;  // triton_meta.constants entry, or null
 };
 
 struct Kernel {

@@ -30,7 +30,7 @@ json to_json(const Artifact& art) {
   for (const Kernel& k : art.kernels) {
     json sig = json::array();
     for (const KernelParam& p : k.signature)
-      sig.push_back({{"name", p.name}, {"dtype", p.dtype}, {"constexpr", p.is_constexpr}});
+      sig.push_back({{"name", p.name}, {"dtype", p.dtype}, {"constexpr", p.is_constexpr}, {"constant", p.constant}});
     kernels.push_back({{"name", k.name},
                        {"var", k.var},
                        {"kind", k.kind},

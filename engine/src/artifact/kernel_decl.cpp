@@ -148,7 +148,8 @@ Kernel read_kernel_decl(const py::Module& m, const py::Node* assign, const py::N
     p.name = std::string(a->ident("arg"));
     const py::Node* ann = a->child("annotation");
     if (sig.is_object() && sig.contains(p.name) && sig[p.name].is_string()) p.dtype = sig[p.name].get<std::string>();
-    p.is_constexpr = p.dtype == "constexpr" || (ann && dotted_name(ann) == "tl.constexpr") || consts.contains(p.name);
+    p.is_constexpr = ann && (dotted_name(ann) == "tl.constexpr" || dotted_name(ann) == "triton.language.constexpr");
+    if (consts.contains(p.name)) p.constant = consts[p.name];
     if (p.dtype.empty() && p.is_constexpr) p.dtype = "constexpr";
     k.signature.push_back(std::move(p));
   };

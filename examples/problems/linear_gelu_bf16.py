@@ -1,0 +1,24 @@
+"""bfloat16 nn.Linear followed by GELU: bf16 extern addmm with a bf16 pointwise epilogue."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BATCH, IN_FEATURES, OUT_FEATURES = 128, 256, 256
+DTYPE = torch.bfloat16
+
+
+class Model(nn.Module):
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.fc = nn.Linear(in_features, out_features).to(DTYPE)
+
+    def forward(self, x):
+        return F.gelu(self.fc(x))
+
+
+def get_inputs():
+    return [torch.randn(BATCH, IN_FEATURES, dtype=DTYPE)]
+
+
+def get_init_inputs():
+    return [IN_FEATURES, OUT_FEATURES]

@@ -1,0 +1,1 @@
+"""Steps that run next to torch: capture (and later, on-device workers)."""

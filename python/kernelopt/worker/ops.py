@@ -1,0 +1,53 @@
+"""The worker's operations (docs/protocol.md). Each takes the request dict and
+returns the reply payload; protocol.py turns exceptions into failure records."""
+
+from __future__ import annotations
+
+import os
+import platform
+
+from kernelopt.worker.protocol import PROTOCOL_VERSION, op
+
+
+def device() -> str:
+    return os.environ.get("KERNELOPT_DEVICE", "cuda")
+
+
+@op("hello")
+def hello(req: dict) -> dict:
+    import torch
+
+    info = {
+        "protocol": PROTOCOL_VERSION,
+        "pid": os.getpid(),
+        "device": device(),
+        "versions": {"python": platform.python_version(), "torch": torch.__version__, "cuda": torch.version.cuda},
+    }
+    try:
+        import triton
+
+        info["versions"]["triton"] = triton.__version__
+    except ImportError:
+        info["versions"]["triton"] = None
+    if device() == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError("no CUDA GPU visible to the worker; run on a GPU machine or pass --device cpu")
+        p = torch.cuda.get_device_properties(0)
+        info["gpu"] = {"name": p.name, "capability": [p.major, p.minor], "sm_count": p.multi_processor_count,
+                       "l2_bytes": getattr(p, "L2_cache_size", None), "memory_bytes": p.total_memory}
+    return info
+
+
+@op("ceilings")
+def ceilings(req: dict) -> dict:
+    if device() != "cuda":
+        return {"measured": False, "reason": "CPU mode measures no ceilings"}
+    from kernelopt.worker import ceilings as c
+
+    return {"measured": True, **c.measure()}
+
+
+@op("echo")
+def echo(req: dict) -> dict:
+    """Round-trips a payload; the supervisor's tests and health checks use it."""
+    return {"payload": req.get("payload")}
