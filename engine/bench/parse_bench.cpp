@@ -50,4 +50,11 @@ void BM_ParseAndBuildIR(benchmark::State& state) {
 }
 BENCHMARK(BM_ParseAndBuildIR)->Unit(benchmark::kMillisecond);
 
+// The parser alone on the same module (the IR also parses every kernel's source).
+void BM_ParseOnly(benchmark::State& state) {
+  const std::string module = make_module(10000);
+  for (auto _ : state) benchmark::DoNotOptimize(kopt::py::parse(module, "bench.py"));
+}
+BENCHMARK(BM_ParseOnly)->Unit(benchmark::kMillisecond);
+
 }  // namespace

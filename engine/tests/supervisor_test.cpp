@@ -5,6 +5,8 @@
 
 #include <signal.h>
 
+#include <fstream>
+
 #include <thread>
 
 #include "worker/supervisor.h"
@@ -22,7 +24,14 @@ SupervisorOptions fake(size_t n = 1) {
   return o;
 }
 
-bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0; }
+// Running (a zombie waiting for an init that reaps slowly counts as gone).
+bool process_exists(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  size_t paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
+}
 
 }  // namespace
 

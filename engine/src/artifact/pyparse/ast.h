@@ -42,7 +42,7 @@ struct Field {
   Kind kind = Kind::Null;
   Node* child = nullptr;
   std::vector<Node*> list;
-  std::string ident;
+  std::string_view ident;  // into Module::source, a string literal, or Module::own()
   int64_t integer = 0;
 };
 
@@ -75,7 +75,7 @@ struct Node {
   // Identifier/operator/context field; empty when absent/None.
   std::string_view ident(std::string_view name) const {
     const Field* f = field(name);
-    return f && f->kind == Field::Kind::Ident ? std::string_view(f->ident) : std::string_view();
+    return f && f->kind == Field::Kind::Ident ? f->ident : std::string_view();
   }
 };
 
@@ -122,6 +122,8 @@ class Module {
 
   // Parser internals.
   Node* make(std::string_view type);
+  // Keeps a string built during parsing (a dotted import name) alive as long as the module.
+  std::string_view own(std::string s) { return owned_.emplace_back(std::move(s)); }
   std::vector<Token>& mutable_tokens() { return tokens_; }
   void set_root(Node* r) { root_ = r; }
 
@@ -130,6 +132,7 @@ class Module {
   std::string filename_;
   std::vector<Token> tokens_;
   std::deque<Node> arena_;
+  std::deque<std::string> owned_;
   Node* root_ = nullptr;
 };
 

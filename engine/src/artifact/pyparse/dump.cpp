@@ -164,7 +164,7 @@ void dump_value(const Field& f, int indent, std::string& out) {
   const std::string prefix = std::string(f.name) + ": ";
   switch (f.kind) {
     case Field::Kind::Null: out += pad + prefix + "None\n"; break;
-    case Field::Kind::Ident: out += pad + prefix + f.ident + "\n"; break;
+    case Field::Kind::Ident: out += pad + prefix + std::string(f.ident) + "\n"; break;
     case Field::Kind::Int: out += pad + prefix + std::to_string(f.integer) + "\n"; break;
     case Field::Kind::Child: dump_node(f.child, indent, prefix, out); break;
     case Field::Kind::List:

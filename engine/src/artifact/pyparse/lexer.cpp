@@ -1,6 +1,7 @@
 #include "artifact/pyparse/lexer.h"
 
 #include <cstdio>
+#include <cstring>
 
 namespace kopt::py {
 namespace {
@@ -27,10 +28,19 @@ bool is_string_prefix(std::string_view w) {
 }
 
 // Longest-match operator table, longest first.
-constexpr std::string_view kOps3[] = {"**=", "//=", ">>=", "<<=", "..."};
-constexpr std::string_view kOps2[] = {"**", "//", "<<", ">>", "<=", ">=", "==", "!=", "->", "+=",
-                                      "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=", ":="};
 constexpr std::string_view kOps1 = "+-*/%@&|^~<>()[]{},:;.=";
+
+// Length of the longest operator at the start of `r` (0: none). Written as
+// character tests rather than a table scan: the lexer calls it for every
+// operator token, and kernel sources are dense with them.
+size_t op_length(std::string_view r) {
+  const char a = r[0], b = r.size() > 1 ? r[1] : 0, c = r.size() > 2 ? r[2] : 0;
+  const bool doubled = a == b && (a == '*' || a == '/' || a == '<' || a == '>');
+  if ((doubled && c == '=') || (a == '.' && b == '.' && c == '.')) return 3;      // **= //= <<= >>= ...
+  if (doubled || (a == '-' && b == '>')) return 2;                                // ** // << >> ->
+  if (b == '=' && std::string_view("<>=!+-*/%&|^@:").find(a) != std::string_view::npos) return 2;  // <= == := ...
+  return kOps1.find(a) != std::string_view::npos ? 1 : 0;
+}
 
 class Lexer {
  public:
@@ -300,14 +310,8 @@ class Lexer {
 
   void lex_op() {
     std::string_view rest = src_.substr(pos_, end_ - pos_);
-    size_t len = 0;
-    for (auto op : kOps3)
-      if (rest.substr(0, 3) == op) len = 3;
-    if (!len)
-      for (auto op : kOps2)
-        if (rest.substr(0, 2) == op) len = 2;
+    const size_t len = op_length(rest);
     const char c = rest[0];
-    if (!len && kOps1.find(c) != std::string_view::npos) len = 1;
     const Loc at = here(pos_);
     if (!len) {
       unsigned char u = static_cast<unsigned char>(c);
@@ -359,6 +363,16 @@ void validate_utf8(std::string_view s, const std::string& file) {
   };
   const auto* u = reinterpret_cast<const unsigned char*>(s.data());
   for (size_t i = 0, n = s.size(); i < n;) {
+    // Fast path: eight ASCII bytes, none of them NUL, at a time (sources are almost all ASCII).
+    if (i + 8 <= n) {
+      uint64_t w;
+      std::memcpy(&w, u + i, 8);
+      const uint64_t has_zero = (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull;
+      if (!(w & 0x8080808080808080ull) && !has_zero) {
+        i += 8;
+        continue;
+      }
+    }
     unsigned char c = u[i];
     if (c < 0x80) {
       if (c == 0) fail(i, "source code cannot contain null bytes");

@@ -405,7 +405,7 @@ Node* Parser::alias(bool dotted) {
     name += '.';
     name += expect_name();
   }
-  add_ident(a, "name", name);
+  add_ident(a, "name", m_.own(std::move(name)));
   if (accept_kw("as")) {
     add_ident(a, "asname", expect_name());
   } else {
@@ -460,7 +460,7 @@ Node* Parser::from_statement() {
   if (module.empty()) {
     add_null(n, "module");
   } else {
-    add_ident(n, "module", module);
+    add_ident(n, "module", m_.own(module));
   }
   add(n, "names", std::move(names));
   add_int(n, "level", level);

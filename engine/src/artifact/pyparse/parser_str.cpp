@@ -66,7 +66,18 @@ struct Parser::FString {
 // Decodes one literal body into `out`: newlines normalized to \n (CPython
 // translates the source first), escapes processed unless raw.
 void Parser::decode(std::string& out, std::string_view body, bool raw, bool bytes, Loc at) const {
+  out.reserve(out.size() + body.size());
   for (size_t i = 0, n = body.size(); i < n;) {
+    // Fast path: copy the run of plain characters up to the next one that needs care
+    // (kernel sources are long literals with no escapes at all).
+    size_t plain = i;
+    while (plain < n && body[plain] != '\\' && body[plain] != '\r' && (!bytes || static_cast<unsigned char>(body[plain]) < 0x80))
+      ++plain;
+    if (plain > i) {
+      out.append(body.data() + i, plain - i);
+      i = plain;
+      continue;
+    }
     const char c = body[i];
     if (c == '\r') {
       out += '\n';
