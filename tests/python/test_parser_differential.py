@@ -16,19 +16,13 @@ import subprocess
 import sys
 
 import pytest
+from conftest import engine_binary
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import pyast_dump  # noqa: E402
 
 SOURCE_DIRS = ("corpus", "examples", "tools", "python")
-
-
-def engine_binary():
-    for cand in (os.environ.get("KERNELOPT_BIN"), shutil.which("kernelopt"), str(ROOT / "build/engine/kernelopt")):
-        if cand and os.path.isfile(cand) and os.access(cand, os.X_OK):
-            return cand
-    pytest.fail("kernelopt binary not found: set KERNELOPT_BIN or build build/engine/kernelopt")
 
 
 def source_files():

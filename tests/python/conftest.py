@@ -1,0 +1,27 @@
+"""Shared fixtures: where the engine binary and the corpus are."""
+
+import os
+import pathlib
+import shutil
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "corpus"
+
+
+def engine_binary() -> str:
+    """$KERNELOPT_BIN, else `kernelopt` on PATH, else build/engine/kernelopt."""
+    for cand in (os.environ.get("KERNELOPT_BIN"), shutil.which("kernelopt"), str(ROOT / "build/engine/kernelopt")):
+        if cand and os.path.exists(cand):
+            return cand
+    pytest.fail("kernelopt binary not found: run ./setup.sh, or set KERNELOPT_BIN")
+
+
+@pytest.fixture(scope="session")
+def kernelopt_bin() -> str:
+    return engine_binary()
+
+
+def corpus_bundles():
+    return sorted(p.parent for p in CORPUS.glob("*/meta.json"))

@@ -1,0 +1,141 @@
+"""The engine's command line on real corpus bundles: inspect (table and JSON),
+stitch, and every kind of bad input giving one line that names the problem,
+exit code 2, and nothing written."""
+
+import json
+import shutil
+import subprocess
+
+import pytest
+from conftest import CORPUS, corpus_bundles
+
+
+def run(binary, *args, **kw):
+    return subprocess.run([binary, *map(str, args)], capture_output=True, text=True, timeout=120, **kw)
+
+
+def one_error_line(r, *needles):
+    assert r.returncode == 2, (r.returncode, r.stdout[-500:], r.stderr[-500:])
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("kernelopt: error: "), lines[0]
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("bundle", corpus_bundles(), ids=lambda p: p.name)
+def test_inspect_json_every_bundle(kernelopt_bin, bundle):
+    r = run(kernelopt_bin, "inspect", bundle, "--json")
+    assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout)  # exactly one JSON object
+    meta = json.loads((bundle / "meta.json").read_text())
+    assert len(j["graphs"]) == len(meta["graphs"])
+    for k in j["kernels"]:
+        assert k["name"].startswith("triton_") and k["kind"] and k["launches"] >= 1
+    for e in j["extern_calls"]:
+        assert e["op"].startswith(("extern_kernels.", "torch.", "aten."))
+    # Every kernel declared in the module text appears, and only those.
+    declared = sum((bundle / g["module"]).read_text().count("= async_compile.triton(") for g in meta["graphs"])
+    assert len(j["kernels"]) == declared
+
+
+def test_inspect_table(kernelopt_bin):
+    r = run(kernelopt_bin, "inspect", CORPUS / "linear_gelu")
+    assert r.returncode == 0, r.stderr
+    assert "extern_kernels.mm" in r.stdout and "pointwise" in r.stdout
+    assert "parameter fc.weight" in r.stdout or "parameter" in r.stdout
+
+
+def test_stitch_identity_and_replacement(kernelopt_bin, tmp_path):
+    module = CORPUS / "softmax_lastdim" / "module_0.py"
+    r = run(kernelopt_bin, "stitch", module)
+    assert r.returncode == 0 and r.stdout == module.read_text()
+    j = json.loads(run(kernelopt_bin, "inspect", module, "--json").stdout)
+    name = j["kernels"][0]["name"]
+    # A replacement: the same kernel with one more comment line; only the literal changes.
+    src = module.read_text()
+    start = src.index("async_compile.triton('%s', '''" % name) + len("async_compile.triton('%s', '''" % name)
+    end = src.index("'''", start)
+    kernel = src[start:end] + "# tuned by kernelopt\n"
+    kfile = tmp_path / "k.py"
+    kfile.write_text(kernel)
+    out = tmp_path / "out.py"
+    r = run(kernelopt_bin, "stitch", module, "--replace", f"{name}={kfile}", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert out.read_text() == src[:start] + kernel + src[end:]
+
+
+def test_stitch_refuses_other_kernel(kernelopt_bin, tmp_path):
+    module = CORPUS / "softmax_lastdim" / "module_0.py"
+    name = json.loads(run(kernelopt_bin, "inspect", module, "--json").stdout)["kernels"][0]["name"]
+    k = tmp_path / "k.py"
+    k.write_text("import triton\n@triton.jit\ndef other_kernel(x):\n    pass\n")
+    out = tmp_path / "out.py"
+    one_error_line(run(kernelopt_bin, "stitch", module, "--replace", f"{name}={k}", "-o", out), "other", name)
+    assert not out.exists()
+    one_error_line(run(kernelopt_bin, "stitch", module, "--replace", f"nope={k}"), "no kernel of that name")
+    one_error_line(run(kernelopt_bin, "stitch", module, "--replace", "missing-equals"), "NAME=KERNEL.py")
+
+
+def test_not_an_inductor_module(kernelopt_bin, tmp_path):
+    f = tmp_path / "plain.py"
+    f.write_text("import os\nprint(os.getcwd())\n")
+    one_error_line(run(kernelopt_bin, "inspect", f), f"{f}:1:1: not an Inductor output module")
+
+
+def test_truncated_module(kernelopt_bin, tmp_path):
+    src = (CORPUS / "layer_norm" / "module_0.py").read_text()
+    f = tmp_path / "cut.py"
+    f.write_text(src[: src.index("@triton.jit") + 20])  # inside a triple-quoted kernel string
+    line = one_error_line(run(kernelopt_bin, "inspect", f), str(f), "unterminated triple-quoted string")
+    assert line.split(":")[3].isdigit()  # file:line:col
+
+
+def test_non_utf8(kernelopt_bin, tmp_path):
+    f = tmp_path / "bin.py"
+    f.write_bytes(b"x = 1\ny = '\xff\xfe'\n")
+    one_error_line(run(kernelopt_bin, "inspect", f), f"{f}:2:")
+
+
+def test_unknown_decorator_kind(kernelopt_bin, tmp_path):
+    src = (CORPUS / "softmax_lastdim" / "module_0.py").read_text()
+    assert "@triton_heuristics.persistent_reduction(" in src
+    f = tmp_path / "m.py"
+    f.write_text(src.replace("@triton_heuristics.persistent_reduction(", "@triton_heuristics.quantum_reduction(", 1))
+    line_no = f.read_text()[: f.read_text().index("quantum")].count("\n") + 1
+    one_error_line(run(kernelopt_bin, "inspect", f), f"{f}:{line_no}:", "triton_heuristics.quantum_reduction")
+
+
+def test_bundle_missing_files(kernelopt_bin, tmp_path):
+    b = tmp_path / "b"
+    shutil.copytree(CORPUS / "graph_break", b)
+    (b / "module_1.py").unlink()
+    one_error_line(run(kernelopt_bin, "inspect", b), "module_1.py", "missing module file")
+    (b / "meta.json").unlink()
+    one_error_line(run(kernelopt_bin, "inspect", b), "meta.json", "kernelopt capture")
+    one_error_line(run(kernelopt_bin, "inspect", tmp_path / "nothing.py"), "cannot open")
+
+
+def test_bundle_from_other_format(kernelopt_bin, tmp_path):
+    b = tmp_path / "b"
+    shutil.copytree(CORPUS / "matmul", b)
+    meta = json.loads((b / "meta.json").read_text())
+    meta["format_version"] = 99
+    (b / "meta.json").write_text(json.dumps(meta))
+    one_error_line(run(kernelopt_bin, "inspect", b), "format_version 99")
+
+
+def test_capture_bad_problem_through_engine(kernelopt_bin, tmp_path):
+    out = tmp_path / "bundle"
+    r = run(kernelopt_bin, "capture", tmp_path / "missing.py", "--out", out, "--device", "cpu")
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not out.exists()
+
+
+def test_usage_errors(kernelopt_bin):
+    assert run(kernelopt_bin).returncode == 2
+    assert run(kernelopt_bin, "frobnicate").returncode == 2
+    r = run(kernelopt_bin, "--version")
+    assert r.returncode == 0 and r.stdout.startswith("kernelopt ")
