@@ -1,6 +1,12 @@
-"""Shared fixtures: where the engine binary and the corpus are."""
+"""Shared fixtures: where the engine binary and the corpus are.
+
+CPU mode runs Triton kernels in Triton's interpreter, which @triton.jit chooses
+when it decorates: TRITON_INTERPRET must be set before anything imports triton.
+"""
 
 import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
 import pathlib
 import shutil
 

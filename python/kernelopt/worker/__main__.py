@@ -19,6 +19,9 @@ def _private_stdout():
 
 def main() -> int:
     out = _private_stdout()
+    if os.environ.get("KERNELOPT_DEVICE") == "cpu":
+        # CPU mode: Triton kernels run in Triton's interpreter, chosen at import time.
+        os.environ["TRITON_INTERPRET"] = "1"
     from kernelopt.worker.protocol import serve
 
     return serve(sys.stdin, out)
