@@ -1,0 +1,181 @@
+"""Worker operations on bundles (docs/protocol.md): load a bundle, run its
+baseline module against the eager model, record every launch's real
+arguments, run one kernel alone (its own source or a candidate's, with a given
+config), time and profile on the GPU, and run the model in float64.
+
+A loaded bundle stays in the worker (keyed by its directory) so the launch
+records and modules are made once per worker, not once per request.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import compare as cmp
+from .bundle_runner import BundleError, _BundleBackend, read_meta, rebuild_problem
+from .cpu_runtime import load_module
+from .launches import LaunchRecord, kernel_vars, record_launches
+from .ops import device
+from .protocol import op
+
+
+@dataclass
+class BundleState:
+    dir: Path
+    meta: dict
+    device: str
+    sources: list[str]
+    modules: list
+    launches: list[LaunchRecord] = field(default_factory=list)
+
+    def launch(self, graph: int, kernel: str, index: int) -> LaunchRecord:
+        for rec in self.launches:
+            if rec.graph == graph and (rec.kernel == kernel or self.kernel_name(graph, rec.kernel) == kernel) \
+                    and rec.index == index:
+                return rec
+        raise KeyError(f"no launch #{index} of kernel {kernel!r} in graph {graph}; run `record_launches` first "
+                       f"or check the name with `kernelopt inspect`")
+
+    def kernel_name(self, graph: int, var: str) -> str:
+        return self.modules[graph].__kernel_vars__.get(var, var)
+
+
+_bundles: dict[str, BundleState] = {}
+
+
+def _check_versions(meta: dict, dev: str) -> None:
+    captured = meta.get("versions", {}).get("torch", "")
+    here = torch.__version__
+    # On the GPU the module runs on Inductor's own runtime, which changes between
+    # minor versions; CPU mode uses kernelopt's launcher and only needs the sources.
+    if dev == "cuda" and captured.split(".")[:2] != here.split(".")[:2]:
+        raise BundleError(f"bundle captured with torch {captured}, this worker runs torch {here}",
+                          "re-capture the bundle with this torch (kernelopt capture)")
+
+
+def _load_modules(bundle: Path, meta: dict, dev: str, configs: dict | None = None) -> tuple[list[str], list]:
+    sources, modules = [], []
+    for k, graph in enumerate(meta["graphs"]):
+        path = bundle / graph["module"]
+        src = path.read_text(encoding="utf-8")
+        module = load_module(src, str(path), dev, (configs or {}).get(k))
+        module.__kernel_vars__ = kernel_vars(src)
+        sources.append(src)
+        modules.append(module)
+    return sources, modules
+
+
+def get_bundle(req: dict) -> BundleState:
+    key = str(Path(req["bundle"]).resolve())
+    state = _bundles.get(key)
+    if state is None:
+        bundle = Path(key)
+        if not (bundle / "meta.json").exists():
+            raise BundleError(f"{bundle}: no meta.json", "pass a bundle directory made by `kernelopt capture`")
+        meta = read_meta(bundle)
+        dev = device()
+        _check_versions(meta, dev)
+        sources, modules = _load_modules(bundle, meta, dev)
+        state = _bundles[key] = BundleState(bundle, meta, dev, sources, modules)
+    return state
+
+
+def run_model(state: BundleState, modules: list | None = None):
+    """The model on its rebuilt inputs with each graph replaced by `modules` (default: the baseline's)."""
+    model, inputs = rebuild_problem(state.dir, state.device)
+    backend = _BundleBackend(state.meta["graphs"], modules or state.modules)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend=backend, dynamic=False)
+    with torch.no_grad():
+        return compiled(*inputs)
+
+
+def eager_model(state: BundleState, dtype: torch.dtype | None = None):
+    model, inputs = rebuild_problem(state.dir, state.device)
+    if dtype is not None:
+        model = model.to(dtype)
+        inputs = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+    with torch.no_grad():
+        return model(*inputs)
+
+
+@op("load_bundle")
+def load_bundle(req: dict) -> dict:
+    state = get_bundle(req)
+    return {"graphs": [{"module": g["module"], "kernels": sorted(m.__kernel_vars__.values())}
+                       for g, m in zip(state.meta["graphs"], state.modules)],
+            "device": state.device}
+
+
+@op("run_baseline")
+def run_baseline(req: dict) -> dict:
+    """The bundle's modules against the eager model on the problem's real inputs; records launches."""
+    state = get_bundle(req)
+    sink: list[LaunchRecord] = []
+    with record_launches(state.modules, sink):
+        out = run_model(state)
+    state.launches = sink
+    ref = eager_model(state)
+    report = cmp.compare_outputs(out, ref)
+    return {"match": report["ok"], "comparison": report, "launches": len(sink)}
+
+
+@op("record_launches")
+def list_launches(req: dict) -> dict:
+    state = get_bundle(req)
+    if not state.launches:
+        run_baseline(req)
+    return {"launches": [dict(r.describe(), name=state.kernel_name(r.graph, r.kernel)) for r in state.launches]}
+
+
+def _candidate_launcher(state: BundleState, rec: LaunchRecord, source: str | None, config: dict | None):
+    """The launcher to run: the module's own kernel object, or one built from `source`; `config` pins blocks."""
+    from .cpu_runtime import load_kernel
+
+    original = getattr(state.modules[rec.graph], rec.kernel)
+    name = state.kernel_name(rec.graph, rec.kernel)
+    if source is None and config is None:
+        return original
+    return load_kernel(name, source if source is not None else _kernel_source(state, rec), state.device, config)
+
+
+def _kernel_source(state: BundleState, rec: LaunchRecord) -> str:
+    import ast
+
+    for node in ast.parse(state.sources[rec.graph]).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id == rec.kernel:
+            return node.value.args[1].value
+    raise KeyError(rec.kernel)
+
+
+def _run_once(launcher, rec: LaunchRecord) -> list[Any]:
+    args = rec.fresh_args()
+    stream = torch.cuda.current_stream().cuda_stream if rec_is_cuda(rec) else None
+    launcher.run(*args, stream=stream, **rec.kwargs)
+    if rec_is_cuda(rec):
+        torch.cuda.synchronize()
+    return args
+
+
+def rec_is_cuda(rec: LaunchRecord) -> bool:
+    return any(isinstance(a, torch.Tensor) and a.is_cuda for a in rec.args)
+
+
+@op("run_kernel")
+def run_kernel(req: dict) -> dict:
+    """One kernel alone on the real arguments of one of its launches; compares every tensor argument
+    after the run with the original kernel's run on the same inputs."""
+    state = get_bundle(req)
+    if not state.launches:
+        run_baseline(req)
+    rec = state.launch(req.get("graph", 0), req["kernel"], req.get("launch", 0))
+    original = getattr(state.modules[rec.graph], rec.kernel)
+    want = _run_once(original, rec)
+    got = _run_once(_candidate_launcher(state, rec, req.get("source"), req.get("config")), rec)
+    report = cmp.compare_args(got, want)
+    return {"match": report["ok"], "comparison": report}

@@ -1,0 +1,110 @@
+"""Real kernel inputs: every launch's arguments, recorded while the baseline
+module runs, so a kernel can later run alone on exactly what it saw inside the
+model (class indices in range, realistic value distributions, the buffers it
+updates in place).
+
+A recorded tensor keeps its whole storage (a launch may pass a view into a
+larger buffer and index beyond the view's shape), copied before the launch, so
+buffers the kernel writes in place are recorded as they were going in.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+
+def snapshot(t: torch.Tensor) -> torch.Tensor:
+    """A copy of `t` with its own copy of the whole underlying storage, same view."""
+    storage = t.untyped_storage().clone()
+    out = torch.empty(0, dtype=t.dtype, device=t.device)
+    out.set_(storage, t.storage_offset(), t.size(), t.stride())
+    return out
+
+
+def restore(dst: torch.Tensor, src: torch.Tensor) -> None:
+    """Copies the whole storage of `src` into `dst`'s (same layout, same size)."""
+    dst.untyped_storage().copy_(src.untyped_storage())
+
+
+@dataclass
+class LaunchRecord:
+    graph: int
+    kernel: str  # the module variable the launch used
+    index: int  # this kernel's n-th launch in the graph
+    args: list[Any]  # tensors snapshotted before the launch; ints/floats as passed
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def fresh_args(self) -> list[Any]:
+        """New tensors holding the recorded values (a run may write into them)."""
+        return [snapshot(a) if isinstance(a, torch.Tensor) else a for a in self.args]
+
+    def describe(self) -> dict:
+        return {
+            "graph": self.graph,
+            "kernel": self.kernel,
+            "index": self.index,
+            "args": [
+                {"shape": list(a.shape), "stride": list(a.stride()), "dtype": str(a.dtype).removeprefix("torch.")}
+                if isinstance(a, torch.Tensor)
+                else {"value": a}
+                for a in self.args
+            ],
+        }
+
+
+class _Recording:
+    """Stands in for a kernel object in the module's globals: records, then launches."""
+
+    def __init__(self, real, var: str, graph: int, sink: list[LaunchRecord], counts: dict):
+        self._real, self._var, self._graph, self._sink, self._counts = real, var, graph, sink, counts
+
+    def run(self, *args, **kwargs):
+        n = self._counts.get(self._var, 0)
+        self._counts[self._var] = n + 1
+        recorded = [snapshot(a) if isinstance(a, torch.Tensor) else a for a in args]
+        self._sink.append(LaunchRecord(self._graph, self._var, n, recorded,
+                                       {k: v for k, v in kwargs.items() if k != "stream"}))
+        return self._real.run(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+def kernel_vars(source: str) -> dict[str, str]:
+    """{module variable: kernel name} for every `var = async_compile.triton('name', ...)`."""
+    out = {}
+    for node in ast.parse(source).body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call) and ast.unparse(node.value.func) == "async_compile.triton"
+                and node.value.args and isinstance(node.value.args[0], ast.Constant)):
+            out[node.targets[0].id] = node.value.args[0].value
+    return out
+
+
+def kernel_globals(module) -> dict[str, Any]:
+    """The module's kernel objects by variable (the loader records `__kernel_vars__`)."""
+    return {var: getattr(module, var) for var in module.__kernel_vars__}
+
+
+class record_launches:
+    """Context manager: while active, every kernel launch of `modules` is recorded into `sink`."""
+
+    def __init__(self, modules: list, sink: list[LaunchRecord]):
+        self.modules, self.sink, self.saved = modules, sink, []
+
+    def __enter__(self):
+        for g, module in enumerate(self.modules):
+            counts: dict = {}
+            for var, obj in kernel_globals(module).items():
+                self.saved.append((module, var, obj))
+                setattr(module, var, _Recording(obj, var, g, self.sink, counts))
+        return self.sink
+
+    def __exit__(self, *exc):
+        for module, var, obj in self.saved:
+            setattr(module, var, obj)
+        return False

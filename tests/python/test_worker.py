@@ -1,0 +1,101 @@
+"""The worker process over its JSON-lines protocol, in CPU mode, on real corpus
+bundles: the baseline module matches eager, launches are recorded with their
+real arguments, a kernel runs alone (its own source, a pinned config, a
+candidate), and failures come back as records while the worker lives on."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import CORPUS, ROOT
+
+
+@pytest.fixture(scope="module")
+def worker():
+    env = dict(os.environ, KERNELOPT_DEVICE="cpu", TRITON_INTERPRET="1", PYTHONPATH=str(ROOT / "python"))
+    p = subprocess.Popen([sys.executable, "-m", "kernelopt.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True, env=env)
+    n = [0]
+
+    def ask(op, **kw):
+        n[0] += 1
+        p.stdin.write(json.dumps({"id": n[0], "op": op, **kw}) + "\n")
+        p.stdin.flush()
+        reply = json.loads(p.stdout.readline())
+        assert reply["id"] == n[0]
+        return reply
+
+    yield ask
+    p.stdin.close()
+    p.wait(timeout=30)
+
+
+BUNDLE = str(CORPUS / "softmax_lastdim")
+
+
+def kernel_source(bundle, name):
+    import ast
+
+    src = (CORPUS / bundle / "module_0.py").read_text()
+    for node in ast.parse(src).body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.value.args \
+                and getattr(node.value.args[0], "value", None) == name:
+            return node.value.args[1].value
+    raise KeyError(name)
+
+
+def test_hello(worker):
+    r = worker("hello")
+    assert r["ok"] and r["device"] == "cpu" and r["protocol"] == 1
+
+
+def test_baseline_matches_eager_and_records_launches(worker):
+    r = worker("run_baseline", bundle=BUNDLE)
+    assert r["ok"], r
+    assert r["match"], r["comparison"]
+    assert r["launches"] >= 1
+    lst = worker("record_launches", bundle=BUNDLE)["launches"]
+    assert lst[0]["name"].startswith("triton_")
+    assert all("shape" in a or "value" in a for a in lst[0]["args"])
+
+
+def test_run_kernel_original_and_pinned_config(worker):
+    name = worker("record_launches", bundle=BUNDLE)["launches"][0]["name"]
+    r = worker("run_kernel", bundle=BUNDLE, kernel=name)
+    assert r["ok"] and r["match"], r
+    # The same source with a different (valid) block size computes the same thing.
+    r = worker("run_kernel", bundle=BUNDLE, kernel=name, config={"XBLOCK": 1})
+    assert r["ok"] and r["match"], r
+
+
+def test_run_kernel_wrong_candidate_is_caught(worker):
+    name = worker("record_launches", bundle=BUNDLE)["launches"][0]["name"]
+    src = kernel_source("softmax_lastdim", name)
+    assert "libdevice.exp(" in src
+    wrong = src.replace("libdevice.exp(", "libdevice.exp(1.5 * ", 1)
+    r = worker("run_kernel", bundle=BUNDLE, kernel=name, source=wrong)
+    assert r["ok"] and not r["match"]
+    assert any(not a["ok"] and a["max_abs"] > 0 for a in r["comparison"]["args"])
+
+
+def test_kernel_that_raises_is_a_record_and_worker_lives(worker):
+    name = worker("record_launches", bundle=BUNDLE)["launches"][0]["name"]
+    src = kernel_source("softmax_lastdim", name)
+    broken = src.replace("libdevice.exp(", "tl_math.no_such_function(", 1)
+    r = worker("run_kernel", bundle=BUNDLE, kernel=name, source=broken)
+    assert not r["ok"] and "no_such_function" in r["error"]
+    assert worker("hello")["ok"]
+
+
+def test_bad_bundle_is_a_record(worker, tmp_path):
+    r = worker("load_bundle", bundle=str(tmp_path))
+    assert not r["ok"] and "kernelopt capture" in r["error"]
+    r = worker("run_kernel", bundle=BUNDLE, kernel="no_such_kernel")
+    assert not r["ok"] and "no_such_kernel" in r["error"]
+
+
+def test_unknown_op_and_bad_json(worker):
+    r = worker("frobnicate")
+    assert not r["ok"] and "unknown op" in r["error"]
