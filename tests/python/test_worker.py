@@ -1,5 +1,5 @@
-"""The worker process over its JSON-lines protocol, in CPU mode, on real corpus
-bundles: the baseline module matches eager, launches are recorded with their
+"""The worker process over its JSON-lines protocol on real corpus bundles, in
+CPU mode (CI) or on the GPU (KERNELOPT_TEST_DEVICE=cuda, the H200 tier): the baseline module matches eager, launches are recorded with their
 real arguments, a kernel runs alone (its own source, a pinned config, a
 candidate), and failures come back as records while the worker lives on."""
 
@@ -12,9 +12,16 @@ import pytest
 from conftest import CORPUS, ROOT
 
 
+DEVICE = os.environ.get("KERNELOPT_TEST_DEVICE", "cpu")
+
+
 @pytest.fixture(scope="module")
 def worker():
-    env = dict(os.environ, KERNELOPT_DEVICE="cpu", TRITON_INTERPRET="1", PYTHONPATH=str(ROOT / "python"))
+    env = dict(os.environ, KERNELOPT_DEVICE=DEVICE, PYTHONPATH=str(ROOT / "python"))
+    if DEVICE == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+    else:
+        env.pop("TRITON_INTERPRET", None)
     p = subprocess.Popen([sys.executable, "-m", "kernelopt.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          text=True, env=env)
     n = [0]
@@ -48,7 +55,7 @@ def kernel_source(bundle, name):
 
 def test_hello(worker):
     r = worker("hello")
-    assert r["ok"] and r["device"] == "cpu" and r["protocol"] == 1
+    assert r["ok"] and r["device"] == DEVICE and r["protocol"] == 1
 
 
 def test_baseline_matches_eager_and_records_launches(worker):
@@ -94,6 +101,21 @@ def test_bad_bundle_is_a_record(worker, tmp_path):
     assert not r["ok"] and "kernelopt capture" in r["error"]
     r = worker("run_kernel", bundle=BUNDLE, kernel="no_such_kernel")
     assert not r["ok"] and "no_such_kernel" in r["error"]
+
+
+def test_gpu_timing_and_profile(worker):
+    """On the GPU: isolated timing and the module profile; on the CPU: 'not measured', never a time."""
+    name = worker("record_launches", bundle=BUNDLE)["launches"][0]["name"]
+    t = worker("time_kernel", bundle=BUNDLE, kernel=name, config={"XBLOCK": 1}, reps=20)
+    p = worker("profile", bundle=BUNDLE, reps=5)
+    assert t["ok"] and p["ok"]
+    if DEVICE == "cpu":
+        assert not t["measured"] and not p["measured"]
+        return
+    assert 0 < t["baseline"]["p20_ms"] <= t["baseline"]["median_ms"] <= t["baseline"]["p80_ms"]
+    assert t["candidate"]["median_ms"] > 0
+    assert any(k["name"] == name and k["triton"] for k in p["kernels"])
+    assert 0 < p["kernel_sum_ms"] <= p["module"]["median_ms"] * 1.5
 
 
 def test_unknown_op_and_bad_json(worker):

@@ -1,0 +1,124 @@
+"""GPU-only worker operations: isolated kernel timing and per-kernel profiles
+of the whole module (docs/protocol.md). CPU mode answers "not measured": CPU
+times are never reported as performance.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import torch
+
+from . import timing
+from .bundle_ops import BundleState, _candidate_launcher, get_bundle, run_baseline
+from .bundle_runner import BundleError, call_args, rebuild_problem
+from .launches import LaunchRecord, restore
+from .protocol import op
+
+
+def _require_gpu(state: BundleState) -> dict | None:
+    if state.device != "cuda":
+        return {"measured": False, "reason": "CPU mode: times are not measured"}
+    return None
+
+
+def _timed_launch(launcher, rec: LaunchRecord):
+    """(fn, prepare): fn launches on fixed buffers; prepare restores them to the recorded inputs."""
+    args = rec.fresh_args()
+    stream = torch.cuda.current_stream().cuda_stream
+
+    def prepare():
+        for a, r in zip(args, rec.args):
+            if isinstance(a, torch.Tensor):
+                restore(a, r)
+
+    return (lambda: launcher.run(*args, stream=stream, **rec.kwargs)), prepare
+
+
+@op("time_kernel")
+def time_kernel(req: dict) -> dict:
+    """The original kernel alone, and the candidate (source and/or config) if given, interleaved."""
+    state = get_bundle(req)
+    if (skip := _require_gpu(state)) is not None:
+        return skip
+    if not state.launches:
+        run_baseline(req)
+    rec = state.launch(req.get("graph", 0), req["kernel"], req.get("launch", 0))
+    launchers = [getattr(state.modules[rec.graph], rec.kernel)]
+    if req.get("source") is not None or req.get("config") is not None:
+        launchers.append(_candidate_launcher(state, rec, req.get("source"), req.get("config")))
+    pairs = [_timed_launch(lau, rec) for lau in launchers]
+    results = timing.time_interleaved([f for f, _ in pairs], reps=req.get("reps", 50),
+                                      prepare=[p for _, p in pairs])
+    out = {"measured": True, "baseline": results[0]}
+    if len(results) > 1:
+        out["candidate"] = results[1]
+    return out
+
+
+def _direct_call(state: BundleState):
+    """A callable running the single-graph module on the problem's inputs without Dynamo on the
+    host path (the call() a user's compiled model makes), or None when graphs need each other."""
+    if len(state.modules) != 1 or any(a["kind"] == "intermediate" for a in state.meta["graphs"][0]["args"]):
+        return None
+    model, inputs = rebuild_problem(state.dir, state.device)
+    base = call_args(state.dir, 0, model, inputs)
+    call = state.modules[0].call
+    return lambda: call(list(base))
+
+
+def _model_call(state: BundleState):
+    from .bundle_ops import _BundleBackend
+
+    model, inputs = rebuild_problem(state.dir, state.device)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend=_BundleBackend(state.meta["graphs"], state.modules), dynamic=False)
+
+    def run():
+        with torch.no_grad():
+            return compiled(*inputs)
+
+    return run
+
+
+@op("profile")
+def profile(req: dict) -> dict:
+    """Per-kernel GPU time inside the module, the Triton/vendor split, and the module's GPU time."""
+    state = get_bundle(req)
+    if (skip := _require_gpu(state)) is not None:
+        return skip
+    direct = _direct_call(state)
+    run = direct or _model_call(state)
+    reps = req.get("reps", 20)
+    whole = timing.time_interleaved([run], reps=reps)[0]
+    triton_names = {name for m in state.modules for name in m.__kernel_vars__.values()}
+    for _ in range(3):
+        run()
+    torch.cuda.synchronize()
+    from torch.profiler import ProfilerActivity, profile as torch_profile
+
+    with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            run()
+        torch.cuda.synchronize()
+    per_kernel: dict[str, list[float]] = defaultdict(list)
+    for evt in prof.events():
+        if evt.device_type == torch.autograd.DeviceType.CUDA:
+            us = evt.time_range.elapsed_us()
+            if us > 0:
+                per_kernel[evt.name].append(us / 1000.0)
+    kernels = []
+    for name, times in per_kernel.items():
+        times.sort()
+        kernels.append({
+            "name": name,
+            "triton": name in triton_names,
+            "calls_per_run": len(times) / reps,
+            "median_ms": times[len(times) // 2],
+            "ms_per_run": sum(times) / reps,
+        })
+    kernels.sort(key=lambda k: -k["ms_per_run"])
+    triton_ms = sum(k["ms_per_run"] for k in kernels if k["triton"])
+    vendor_ms = sum(k["ms_per_run"] for k in kernels if not k["triton"])
+    return {"measured": True, "module": whole, "kernels": kernels, "triton_ms": triton_ms, "vendor_ms": vendor_ms,
+            "kernel_sum_ms": triton_ms + vendor_ms, "direct_call": direct is not None}
