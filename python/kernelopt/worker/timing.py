@@ -4,6 +4,12 @@ synchronized (so work on any stream is counted), median with the 20th/80th
 percentiles, and several functions interleaved repetition by repetition so
 that clock and thermal drift hit them alike.
 
+The GPU is kept busy while the host enqueues the timed work: a calibrated
+spin kernel (torch.cuda._sleep) runs first, long enough to cover the host's
+launch time measured during warm-up, so the start event fires right before
+the work and the interval is device time only, not Python launch overhead
+(which is reported separately as wall time where it matters).
+
 Two intervals per repetition: `event` (start/end events on the current stream:
 the kernel time proper) and `synced` (the end event recorded only after a
 device-wide synchronize, so it also covers work put on any other stream, plus
@@ -17,10 +23,12 @@ buffers a kernel writes in place, so every repetition sees the same inputs.
 from __future__ import annotations
 
 import statistics
+import time
 from typing import Callable, Sequence
 
 _L2_FLUSH_BYTES = 256 << 20  # > 4x the H200's 60 MB L2
 _flush_buf = None
+_sleep_cycles_per_ms = None
 
 
 def _flush_l2():
@@ -30,6 +38,23 @@ def _flush_l2():
     if _flush_buf is None:
         _flush_buf = torch.empty(_L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
     _flush_buf.fill_(0x5A5A5A5A)  # a write of the whole buffer evicts everything else
+
+
+def _cycles_per_ms() -> float:
+    """Calibrates torch.cuda._sleep: spin cycles per millisecond on this GPU."""
+    global _sleep_cycles_per_ms
+    if _sleep_cycles_per_ms is None:
+        import torch
+
+        cycles = 2_000_000
+        torch.cuda._sleep(cycles)  # warm-up
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(cycles)
+        end.record()
+        end.synchronize()
+        _sleep_cycles_per_ms = cycles / start.elapsed_time(end)
+    return _sleep_cycles_per_ms
 
 
 def summarize(times_ms: Sequence[float]) -> dict:
@@ -49,12 +74,17 @@ def time_interleaved(fns: Sequence[Callable[[], object]], reps: int = 50, warmup
     import torch
 
     prepare = list(prepare) if prepare else [None] * len(fns)
+    host_s = [0.0] * len(fns)  # the longest host-side enqueue time of each function
     for _ in range(warmup):
-        for fn, prep in zip(fns, prepare):
+        for i, (fn, prep) in enumerate(zip(fns, prepare)):
             if prep:
                 prep()
+            torch.cuda.synchronize()
+            t = time.perf_counter()
             fn()
-    torch.cuda.synchronize()
+            host_s[i] = max(host_s[i], time.perf_counter() - t)
+            torch.cuda.synchronize()
+    spin = [int(_cycles_per_ms() * (1.5 * h * 1e3 + 0.05)) for h in host_s]
     event = [[] for _ in fns]
     synced = [[] for _ in fns]
     for _ in range(reps):
@@ -64,7 +94,7 @@ def time_interleaved(fns: Sequence[Callable[[], object]], reps: int = 50, warmup
             if flush_l2:
                 _flush_l2()
             start, end, after = (torch.cuda.Event(enable_timing=True) for _ in range(3))
-            torch.cuda.synchronize()
+            torch.cuda._sleep(spin[i])  # covers the host's enqueue of start, fn and end
             start.record()
             fn()
             end.record()
