@@ -87,6 +87,34 @@ def test_run_kernel_wrong_candidate_is_caught(worker):
     assert any(not a["ok"] and a["max_abs"] > 0 for a in r["comparison"]["args"])
 
 
+def test_fresh_seeds_and_valid_ranges(worker):
+    """Fresh random inputs per seed: the original agrees with itself; a wrong candidate is caught on
+    every seed; integer arguments (class indices) stay within the recorded range."""
+    name = worker("record_launches", bundle=BUNDLE)["launches"][0]["name"]
+    wrong = kernel_source("softmax_lastdim", name).replace("libdevice.exp(", "libdevice.exp(1.5 * ", 1)
+    for seed in range(5):
+        r = worker("run_kernel", bundle=BUNDLE, kernel=name, seed=seed, config={"XBLOCK": 2})
+        assert r["ok"] and r["match"] and r["inputs"] == f"seed {seed}", r
+        r = worker("run_kernel", bundle=BUNDLE, kernel=name, seed=seed, source=wrong)
+        assert r["ok"] and not r["match"]
+    ce = str(CORPUS / "cross_entropy")
+    for launch in worker("record_launches", bundle=ce)["launches"]:
+        r = worker("run_kernel", bundle=ce, kernel=launch["name"], seed=3)
+        assert r["ok"] and r["match"], r  # out-of-range class indices would fault or differ
+
+
+def test_restitched_module_and_fp64(worker):
+    src = (CORPUS / "softmax_lastdim" / "module_0.py").read_text()
+    r = worker("run_module", bundle=BUNDLE, source=src)
+    assert r["ok"] and r["vs_baseline"]["ok"] and r["vs_eager"]["ok"], r
+    bad = src.replace("libdevice.exp(", "libdevice.exp(1.5 * ", 1)
+    r = worker("run_module", bundle=BUNDLE, source=bad)
+    assert r["ok"] and not r["vs_baseline"]["ok"]
+    r = worker("run_fp64", bundle=BUNDLE)
+    assert r["ok"] and r["baseline_vs_fp64"]["ok"], r
+    assert 0 < r["baseline_vs_fp64"]["outputs"][0]["max_abs"] < 1e-5
+
+
 def test_kernel_that_raises_is_a_record_and_worker_lives(worker):
     name = worker("record_launches", bundle=BUNDLE)["launches"][0]["name"]
     src = kernel_source("softmax_lastdim", name)

@@ -153,8 +153,8 @@ def _kernel_source(state: BundleState, rec: LaunchRecord) -> str:
     raise KeyError(rec.kernel)
 
 
-def _run_once(launcher, rec: LaunchRecord) -> list[Any]:
-    args = rec.fresh_args()
+def _run_once(launcher, rec: LaunchRecord, seed: int | None = None) -> list[Any]:
+    args = rec.fresh_args() if seed is None else rec.synthesized_args(seed)
     stream = torch.cuda.current_stream().cuda_stream if rec_is_cuda(rec) else None
     launcher.run(*args, stream=stream, **rec.kwargs)
     if rec_is_cuda(rec):
@@ -175,7 +175,38 @@ def run_kernel(req: dict) -> dict:
         run_baseline(req)
     rec = state.launch(req.get("graph", 0), req["kernel"], req.get("launch", 0))
     original = getattr(state.modules[rec.graph], rec.kernel)
-    want = _run_once(original, rec)
-    got = _run_once(_candidate_launcher(state, rec, req.get("source"), req.get("config")), rec)
+    seed = req.get("seed")  # None: the real recorded arguments; an int: fresh random ones
+    want = _run_once(original, rec, seed)
+    got = _run_once(_candidate_launcher(state, rec, req.get("source"), req.get("config")), rec, seed)
     report = cmp.compare_args(got, want)
-    return {"match": report["ok"], "comparison": report}
+    return {"match": report["ok"], "comparison": report, "inputs": "recorded" if seed is None else f"seed {seed}"}
+
+
+@op("run_module")
+def run_module(req: dict) -> dict:
+    """The model with graph `graph`'s module replaced by `source` (a re-stitched module), against
+    the baseline modules' output and the eager model's."""
+    state = get_bundle(req)
+    graph = req.get("graph", 0)
+    path = state.dir / state.meta["graphs"][graph]["module"]
+    module = load_module(req["source"], f"{path} (stitched)", state.device)
+    module.__kernel_vars__ = kernel_vars(req["source"])
+    modules = list(state.modules)
+    modules[graph] = module
+    got = run_model(state, modules)
+    baseline = run_model(state)
+    return {"vs_baseline": cmp.compare_outputs(got, baseline), "vs_eager": cmp.compare_outputs(got, eager_model(state))}
+
+
+@op("run_fp64")
+def run_fp64(req: dict) -> dict:
+    """The problem's model in float64 on upcast inputs (the reference G3 falls back to), against
+    the baseline modules' output; reports the baseline's error relative to float64."""
+    state = get_bundle(req)
+    ref = eager_model(state, torch.float64)
+    baseline = run_model(state)
+    from torch.utils._pytree import tree_leaves
+
+    base = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in tree_leaves(baseline)]
+    report = cmp.compare_outputs(base, tree_leaves(ref))
+    return {"baseline_vs_fp64": report}

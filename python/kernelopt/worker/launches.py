@@ -42,6 +42,39 @@ class LaunchRecord:
         """New tensors holding the recorded values (a run may write into them)."""
         return [snapshot(a) if isinstance(a, torch.Tensor) else a for a in self.args]
 
+    def synthesized_args(self, seed: int) -> list[Any]:
+        """Fresh random tensors shaped like the recorded ones, for correctness runs on many seeds.
+
+        Values stay in each tensor's valid range as recorded: floats are normal samples scaled
+        to the recorded spread; integers are uniform in the recorded [min, max] (so class
+        indices and gather indices stay in bounds); bools keep the recorded fraction of True.
+        Never zeros: a zero input hides unwritten outputs and wrong indexing.
+        """
+        gen = torch.Generator(device="cpu").manual_seed(seed)
+        out = []
+        for a in self.args:
+            if not isinstance(a, torch.Tensor):
+                out.append(a)
+                continue
+            whole = torch.empty(0, dtype=a.dtype).set_(a.untyped_storage().cpu() if a.is_cuda else a.untyped_storage())
+            flat = whole if whole.numel() else torch.zeros(1, dtype=a.dtype)
+            n = a.untyped_storage().nbytes() // a.element_size()
+            if a.dtype.is_floating_point:
+                finite = flat[torch.isfinite(flat)].double()
+                std = float(finite.std()) if finite.numel() > 1 else 1.0
+                mean = float(finite.mean()) if finite.numel() else 0.0
+                vals = (torch.randn(n, generator=gen, dtype=torch.float64) * (std or 1.0) + mean).to(a.dtype)
+            elif a.dtype == torch.bool:
+                p = float(flat.double().mean()) if flat.numel() else 0.5
+                vals = torch.rand(n, generator=gen) < p
+            else:
+                lo, hi = int(flat.min()), int(flat.max())
+                vals = torch.randint(lo, hi + 1, (n,), generator=gen, dtype=torch.int64).to(a.dtype)
+            t = torch.empty(0, dtype=a.dtype, device=a.device)
+            t.set_(vals.to(a.device).untyped_storage(), a.storage_offset(), a.size(), a.stride())
+            out.append(t)
+        return out
+
     def describe(self) -> dict:
         return {
             "graph": self.graph,
