@@ -34,6 +34,17 @@ int main(int argc, char** argv) {
   s->add_option("--replace", st.replace, "NAME=KERNEL.py (repeatable)");
   s->add_option("-o,--output", st.output, "output file (default: stdout)");
 
+  kopt::cli::ProfileOptions pr;
+  auto* f = app.add_subcommand("profile", "run a bundle's baseline against eager and show where its GPU time goes");
+  f->add_option("bundle", pr.bundle, "bundle directory")->required();
+  f->add_option("--device", pr.device, "cuda | cpu (cpu: correctness only, no times)")->default_val("cuda");
+  f->add_option("--gpu", pr.gpu, "GPU index for the worker")->default_val("0");
+  f->add_option("--reps", pr.reps, "timed repetitions")->default_val(20);
+  f->add_option("--timeout", pr.timeout_s, "seconds one worker request may take")->default_val(600);
+  f->add_option("--db", pr.db, "results database (default $KERNELOPT_DB or ~/.cache/kernelopt/results.db)");
+  f->add_flag("--json", pr.json, "one JSON object on stdout");
+  f->add_flag("--quiet,-q", pr.quiet, "no progress lines on stderr");
+
   kopt::cli::ParseOptions ps;
   auto* p = app.add_subcommand("parse", "parse a Python file with kernelopt's parser (for testing the parser)");
   p->add_option("file", ps.file, "Python file")->required();
@@ -50,12 +61,16 @@ int main(int argc, char** argv) {
     if (*i) return kopt::cli::inspect(ins);
     if (*s) return kopt::cli::stitch(st);
     if (*p) return kopt::cli::parse(ps);
+    if (*f) return kopt::cli::profile(pr);
   } catch (const kopt::UserError& e) {
     std::cerr << "kernelopt: error: " << e.what() << "\n";
     return 2;
   } catch (const kopt::py::ParseError& e) {
     std::cerr << "kernelopt: error: " << e.what() << "\n";
     return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "kernelopt: internal error: " << e.what() << " (please report this)\n";
+    return 3;
   }
   return 2;
 }

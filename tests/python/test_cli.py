@@ -3,6 +3,7 @@ stitch, and every kind of bad input giving one line that names the problem,
 exit code 2, and nothing written."""
 
 import json
+import os
 import shutil
 import subprocess
 
@@ -139,3 +140,20 @@ def test_usage_errors(kernelopt_bin):
     assert run(kernelopt_bin, "frobnicate").returncode == 2
     r = run(kernelopt_bin, "--version")
     assert r.returncode == 0 and r.stdout.startswith("kernelopt ")
+
+
+def test_profile_cpu_mode(kernelopt_bin, tmp_path):
+    env = dict(os.environ, KERNELOPT_DB=str(tmp_path / "r.db"))
+    r = run(kernelopt_bin, "profile", CORPUS / "layer_norm", "--device", "cpu", "--json", "-q", env=env)
+    assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout)
+    assert j["baseline"]["match"] is True
+    assert j["profile"]["measured"] is False  # CPU times are never reported
+    assert (tmp_path / "r.db").exists()
+
+
+def test_profile_errors(kernelopt_bin, tmp_path):
+    one_error_line(run(kernelopt_bin, "profile", tmp_path / "none", "--device", "cpu"), "meta.json")
+    env = dict(os.environ, KERNELOPT_PYTHON=str(tmp_path / "no-python"), KERNELOPT_DB=str(tmp_path / "r.db"))
+    one_error_line(run(kernelopt_bin, "profile", CORPUS / "layer_norm", "--device", "cpu", "-q", env=env),
+                   "KERNELOPT_PYTHON")

@@ -32,6 +32,13 @@ struct ParseOptions {
 };
 int parse(const ParseOptions& o);
 
+struct ProfileOptions {
+  std::string bundle, device = "cuda", gpu = "0", db;
+  int reps = 20, timeout_s = 600;
+  bool json = false, quiet = false;
+};
+int profile(const ProfileOptions& o);
+
 // The Python interpreter that runs the worker: $KERNELOPT_PYTHON or python3.
 std::string python_executable();
 

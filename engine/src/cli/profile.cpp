@@ -1,0 +1,116 @@
+// `kernelopt profile BUNDLE`: start a worker, check the baseline module against
+// the eager model, and (on a GPU) show where the module's device time goes,
+// kernel by kernel, Triton against vendor. Ceilings are measured once per GPU
+// model and software versions and cached in the results database.
+#include <iostream>
+#include <memory>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "artifact/bundle.h"
+#include "cli/commands.h"
+#include "report/results_db.h"
+#include "util/error.h"
+#include "worker/supervisor.h"
+
+namespace kopt::cli {
+
+namespace {
+
+void progress(bool quiet, const std::string& what) {
+  if (!quiet) std::cerr << "[kernelopt] " << what << "\n";
+}
+
+// A failed worker reply becomes a one-line error naming what failed.
+nlohmann::json must(const nlohmann::json& reply, const std::string& what) {
+  if (reply.value("ok", false)) return reply;
+  std::string why = reply.value("error", "unknown error");
+  why = why.substr(0, why.find('\n'));
+  if (reply.contains("failure")) why = std::string(reply["failure"]) + ": " + why;
+  throw UserError(fmt::format("{} failed: {}", what, why));
+}
+
+}  // namespace
+
+int profile(const ProfileOptions& o) {
+  auto bundle = ir::load_bundle(o.bundle);  // check the bundle before starting anything
+  std::map<std::string, std::string> kind_of;
+  for (const auto& g : bundle->graphs)
+    for (const auto& k : g->kernels) kind_of[k.name] = k.kind;
+
+  worker::install_shutdown_handlers();
+  worker::SupervisorOptions so;
+  so.argv = {python_executable(), "-m", "kernelopt.worker"};
+  so.slots = {o.device == "cpu" ? "cpu" : o.gpu};
+  progress(o.quiet, fmt::format("starting a worker ({})", o.device == "cpu" ? "cpu" : "GPU " + o.gpu));
+  std::unique_ptr<worker::Supervisor> owner;
+  try {
+    owner = std::make_unique<worker::Supervisor>(so);
+  } catch (const std::runtime_error& e) {
+    std::string why = e.what();
+    throw UserError(fmt::format("{}; check that `{} -m kernelopt.worker` runs (set KERNELOPT_PYTHON to a Python "
+                                "with torch, triton and kernelopt)",
+                                why.substr(0, why.find('\n')), python_executable()));
+  }
+  worker::Supervisor& sup = *owner;
+  nlohmann::json hello = sup.hellos().at(0);
+  const auto timeout = std::chrono::seconds(o.timeout_s);
+
+  nlohmann::json out = {{"bundle", o.bundle}, {"worker", hello}};
+  report::ResultsDb db(o.db.empty() ? report::ResultsDb::default_path() : o.db);
+  if (o.device != "cpu") {
+    std::string gpu = hello["gpu"].value("name", "?"), torch = hello["versions"].value("torch", "?"),
+                triton = hello["versions"].value("triton", "?");
+    auto cached = db.ceilings(gpu, torch, triton);
+    if (!cached) {
+      progress(o.quiet, "measuring ceilings (copy bandwidth, matmul rates); cached for this GPU afterwards");
+      nlohmann::json c = must(sup.call({{"op", "ceilings"}}, timeout), "measuring ceilings");
+      c.erase("id"), c.erase("ok");
+      db.put_ceilings(gpu, torch, triton, c);
+      cached = c;
+    }
+    out["ceilings"] = *cached;
+  }
+  progress(o.quiet, "running the baseline module against the eager model");
+  nlohmann::json base = must(sup.call({{"op", "run_baseline"}, {"bundle", o.bundle}}, timeout), "the baseline run");
+  out["baseline"] = {{"match", base["match"]}, {"comparison", base["comparison"]}, {"launches", base["launches"]}};
+  progress(o.quiet, "profiling the module");
+  nlohmann::json prof = must(sup.call({{"op", "profile"}, {"bundle", o.bundle}, {"reps", o.reps}}, timeout), "profiling");
+  prof.erase("id"), prof.erase("ok");
+  out["profile"] = prof;
+  db.add_record("profile", o.bundle, out);
+
+  if (o.json) {
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  fmt::print("bundle {}: {} graph(s); worker on {} (torch {}, triton {})\n", o.bundle, bundle->graphs.size(),
+             hello.contains("gpu") ? hello["gpu"].value("name", "?") : "cpu",
+             hello["versions"].value("torch", "?"), hello["versions"].value("triton", "?"));
+  double max_rel = 0;
+  for (const auto& x : base["comparison"]["outputs"]) max_rel = std::max(max_rel, x.value("max_rel", 0.0));
+  fmt::print("baseline module vs eager model: {} (max relative error {:.2e})\n",
+             base["match"].get<bool>() ? "match" : "MISMATCH", max_rel);
+  if (!prof.value("measured", false)) {
+    fmt::print("times: not measured ({})\n", prof.value("reason", ""));
+    return base["match"].get<bool>() ? 0 : 1;
+  }
+  const auto& m = prof["module"];
+  double sum = prof["kernel_sum_ms"], tri = prof["triton_ms"], ven = prof["vendor_ms"];
+  fmt::print("module device time {:.4f} ms [p20 {:.4f}, p80 {:.4f}]; kernels {:.4f} ms = Triton {:.4f} ({:.0f}%) "
+             "+ vendor {:.4f} ({:.0f}%)\n",
+             m["median_ms"].get<double>(), m["p20_ms"].get<double>(), m["p80_ms"].get<double>(), sum, tri,
+             sum > 0 ? 100 * tri / sum : 0, ven, sum > 0 ? 100 * ven / sum : 0);
+  fmt::print("  {:<64} {:<22} {:>6} {:>10} {:>6}\n", "kernel", "kind", "calls", "ms/run", "share");
+  for (const auto& k : prof["kernels"]) {
+    std::string name = k["name"];
+    std::string kind = k["triton"].get<bool>() ? (kind_of.count(name) ? kind_of[name] : "triton") : "vendor";
+    double ms = k["ms_per_run"];
+    fmt::print("  {:<64} {:<22} {:>6.0f} {:>10.4f} {:>5.1f}%\n", name.substr(0, 64), kind,
+               k["calls_per_run"].get<double>(), ms, sum > 0 ? 100 * ms / sum : 0);
+  }
+  return base["match"].get<bool>() ? 0 : 1;
+}
+
+}  // namespace kopt::cli
