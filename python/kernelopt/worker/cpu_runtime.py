@@ -42,7 +42,7 @@ import numpy as np
 import torch
 
 from . import launcher as launcher_mod
-from . import reductions_cpu
+from . import reductions_cpu, scans_cpu
 from .libdevice_cpu import libdevice as cpu_libdevice
 
 _module_ids = itertools.count()
@@ -136,6 +136,7 @@ class CpuAsyncCompile:
         self._real = None  # a real AsyncCompile, made only if the module asks for C++ kernels
 
     def triton(self, kernel_name: str, source_code: str, device_str: str = "cuda") -> launcher_mod.Launcher:
+        scans_cpu.install()  # tl.associative_scan / tl.reduce with jit combine functions, vectorized
         namespace = {"__name__": f"kernelopt_cpu_kernel.{kernel_name}", "__file__": f"{kernel_name}.py"}
         namespace["__builtins__"] = _builtins_with_import(self._cpu_torch)
         exec(_compile(source_code, f"<kernelopt-cpu {kernel_name}>"), namespace)
