@@ -179,7 +179,11 @@ def run_kernel(req: dict) -> dict:
     want = _run_once(original, rec, seed)
     got = _run_once(_candidate_launcher(state, rec, req.get("source"), req.get("config")), rec, seed)
     report = cmp.compare_args(got, want)
-    return {"match": report["ok"], "comparison": report, "inputs": "recorded" if seed is None else f"seed {seed}"}
+    out = {"match": report["ok"], "comparison": report, "inputs": "recorded" if seed is None else f"seed {seed}"}
+    if seed is None and rec.after:
+        # The original run alone reproduces what the kernel left in its arguments inside the module.
+        out["isolated_vs_module"] = cmp.compare_args(want, rec.after)
+    return out
 
 
 @op("run_module")

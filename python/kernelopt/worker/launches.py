@@ -37,6 +37,7 @@ class LaunchRecord:
     index: int  # this kernel's n-th launch in the graph
     args: list[Any]  # tensors snapshotted before the launch; ints/floats as passed
     kwargs: dict[str, Any] = field(default_factory=dict)
+    after: list[Any] = field(default_factory=list)  # the same arguments right after the launch
 
     def fresh_args(self) -> list[Any]:
         """New tensors holding the recorded values (a run may write into them)."""
@@ -99,9 +100,11 @@ class _Recording:
         n = self._counts.get(self._var, 0)
         self._counts[self._var] = n + 1
         recorded = [snapshot(a) if isinstance(a, torch.Tensor) else a for a in args]
-        self._sink.append(LaunchRecord(self._graph, self._var, n, recorded,
-                                       {k: v for k, v in kwargs.items() if k != "stream"}))
-        return self._real.run(*args, **kwargs)
+        rec = LaunchRecord(self._graph, self._var, n, recorded, {k: v for k, v in kwargs.items() if k != "stream"})
+        self._sink.append(rec)
+        result = self._real.run(*args, **kwargs)
+        rec.after = [snapshot(a) if isinstance(a, torch.Tensor) else a for a in args]
+        return result
 
     def __getattr__(self, name):
         return getattr(self._real, name)
