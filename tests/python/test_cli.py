@@ -4,11 +4,14 @@ exit code 2, and nothing written."""
 
 import json
 import os
+import pathlib
 import shutil
+import signal
 import subprocess
+import time
 
 import pytest
-from conftest import CORPUS, corpus_bundles
+from conftest import CORPUS, ROOT, corpus_bundles
 
 
 def run(binary, *args, **kw):
@@ -157,3 +160,43 @@ def test_profile_errors(kernelopt_bin, tmp_path):
     env = dict(os.environ, KERNELOPT_PYTHON=str(tmp_path / "no-python"), KERNELOPT_DB=str(tmp_path / "r.db"))
     one_error_line(run(kernelopt_bin, "profile", CORPUS / "layer_norm", "--device", "cpu", "-q", env=env),
                    "KERNELOPT_PYTHON")
+
+
+def _cli_env(tmp_path, **extra):
+    # The worker must come from this checkout, whatever kernelopt is installed elsewhere.
+    return dict(os.environ, KERNELOPT_DB=str(tmp_path / "r.db"), PYTHONPATH=str(ROOT / "python"), **extra)
+
+
+def test_profile_needs_a_gpu_unless_cpu(kernelopt_bin, tmp_path):
+    env = _cli_env(tmp_path, CUDA_VISIBLE_DEVICES="")
+    one_error_line(run(kernelopt_bin, "profile", CORPUS / "layer_norm", "-q", env=env), "no CUDA GPU", "--device cpu")
+
+
+def test_profile_meta_mismatch_names_the_argument(kernelopt_bin, tmp_path):
+    b = tmp_path / "b"
+    shutil.copytree(CORPUS / "layer_norm", b)
+    meta = json.loads((b / "meta.json").read_text())
+    meta["graphs"][0]["args"][0]["shape"][0] += 1
+    (b / "meta.json").write_text(json.dumps(meta))
+    one_error_line(run(kernelopt_bin, "profile", b, "--device", "cpu", "-q", env=_cli_env(tmp_path)),
+                   "graph 0 argument 0", "recapture")
+
+
+def test_sigterm_leaves_no_worker_behind(kernelopt_bin, tmp_path):
+    p = subprocess.Popen([kernelopt_bin, "profile", str(CORPUS / "softmax_large"), "--device", "cpu", "-q"],
+                         env=_cli_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    children = pathlib.Path(f"/proc/{p.pid}/task/{p.pid}/children")
+    workers = []
+    for _ in range(200):  # wait for the worker to be running
+        time.sleep(0.05)
+        workers = children.read_text().split() if children.exists() else []
+        if workers:
+            break
+    assert workers, "no worker started"
+    time.sleep(1.0)
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=30) != 0
+    time.sleep(0.5)
+    for w in workers:
+        stat = pathlib.Path(f"/proc/{w}/stat")
+        assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z", f"worker {w} survived"

@@ -47,11 +47,13 @@ int profile(const ProfileOptions& o) {
   std::unique_ptr<worker::Supervisor> owner;
   try {
     owner = std::make_unique<worker::Supervisor>(so);
-  } catch (const std::runtime_error& e) {
+  } catch (const worker::WorkerStartError& e) {
     std::string why = e.what();
+    why = why.substr(0, why.find('\n'));
+    if (e.replied) throw UserError(why);  // the worker said why (no GPU, ...), naming the fix
     throw UserError(fmt::format("{}; check that `{} -m kernelopt.worker` runs (set KERNELOPT_PYTHON to a Python "
                                 "with torch, triton and kernelopt)",
-                                why.substr(0, why.find('\n')), python_executable()));
+                                why, python_executable()));
   }
   worker::Supervisor& sup = *owner;
   nlohmann::json hello = sup.hellos().at(0);

@@ -33,12 +33,21 @@ void install_shutdown_handlers() {
 Supervisor::Supervisor(SupervisorOptions o) : opts_(std::move(o)) {
   if (opts_.slots.empty()) opts_.slots.push_back("cpu");
   slots_.resize(opts_.slots.size());
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    slots_[i].device = opts_.slots[i];
-    start(slots_[i]);
+  {
+    // Registered before the first worker starts: a signal during start-up must reach it too.
+    std::lock_guard<std::mutex> lock(g_live_mu);
+    g_live.insert(this);
   }
-  std::lock_guard<std::mutex> lock(g_live_mu);
-  g_live.insert(this);
+  try {
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      slots_[i].device = opts_.slots[i];
+      start(slots_[i]);
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(g_live_mu);
+    g_live.erase(this);
+    throw;
+  }
 }
 
 Supervisor::~Supervisor() {
@@ -65,9 +74,12 @@ void Supervisor::start(Slot& s) {
   if (!hello || !hello->value("ok", false)) {
     std::string tail = s.proc->stderr_tail();
     s.proc->kill();
-    throw std::runtime_error(fmt::format("worker for device {} did not start ({}): {}", s.device,
-                                         hello ? hello->value("error", "") : failure_name(f),
-                                         tail.substr(tail.size() > 600 ? tail.size() - 600 : 0)));
+    if (hello) throw WorkerStartError(fmt::format("worker for device {} did not start: {}", s.device,
+                                                  hello->value("error", "no reason given")), true);
+    tail = tail.substr(tail.size() > 600 ? tail.size() - 600 : 0);
+    throw WorkerStartError(fmt::format("worker for device {} did not start ({}){}", s.device, failure_name(f),
+                                       tail.empty() ? "" : ": " + tail),
+                           false);
   }
   s.hello = *hello;
 }

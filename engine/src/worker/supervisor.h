@@ -15,6 +15,13 @@
 
 namespace kopt::worker {
 
+// A worker that did not come up. `replied`: it ran and said why (e.g. no GPU);
+// otherwise it died or never answered (wrong Python, kernelopt not installed).
+struct WorkerStartError : std::runtime_error {
+  bool replied;
+  WorkerStartError(const std::string& what, bool replied_) : std::runtime_error(what), replied(replied_) {}
+};
+
 struct SupervisorOptions {
   std::vector<std::string> argv;         // the worker command (python -m kernelopt.worker)
   std::map<std::string, std::string> env;

@@ -38,6 +38,19 @@ def op(name):
     return register
 
 
+def _root_cause(exc: BaseException) -> BaseException:
+    """The exception that started it: torch wraps errors raised inside a compile backend
+    (BackendCompilerFailed) and their first line says nothing of the cause."""
+    seen = set()
+    while id(exc) not in seen:
+        seen.add(id(exc))
+        inner = getattr(exc, "inner_exception", None) or exc.__cause__
+        if inner is None:
+            break
+        exc = inner
+    return exc
+
+
 def _is_fatal(exc: BaseException) -> bool:
     text = f"{type(exc).__name__}: {exc}"
     return any(m in text for m in _FATAL_MARKERS)
@@ -52,13 +65,14 @@ def handle(req: dict) -> dict:
     try:
         payload = fn(req)
     except Exception as exc:  # a failed request is a record, never a dead worker
+        root = _root_cause(exc)
         reply = {
             "id": rid,
             "ok": False,
-            "error": f"{type(exc).__name__}: {exc}"[:4000],
+            "error": f"{type(root).__name__}: {root}"[:4000],
             "traceback": traceback.format_exc()[-4000:],
         }
-        if _is_fatal(exc):
+        if _is_fatal(exc) or _is_fatal(root):
             reply["fatal"] = True
         return reply
     reply = {"id": rid, "ok": True}
