@@ -119,16 +119,7 @@ class HostReader {
         Launch l;
         l.kernel = it->second;
         l.span = span;
-        for (const py::Node* a : args) l.args.push_back(read_arg(m_, a));
-        for (const py::Node* kw : call->list("keywords")) {
-          if (kw->ident("arg") == "stream") {
-            l.stream = std::string(m_.text(kw->child("value")));
-            continue;
-          }
-          Arg a = read_arg(m_, kw->child("value"));
-          a.keyword = std::string(kw->ident("arg"));
-          l.args.push_back(std::move(a));
-        }
+        l.args = call_args(call, "stream", l.stream);
         f_.steps.push_back({Step::Kind::Launch, f_.launches.size(), {}, {}});
         f_.launches.push_back(std::move(l));
         return true;
@@ -160,16 +151,7 @@ class HostReader {
       ExternCall e;
       e.op = fn;
       e.span = span;
-      for (const py::Node* a : args) e.args.push_back(read_arg(m_, a));
-      for (const py::Node* kw : call->list("keywords")) {
-        if (kw->ident("arg") == "out") {
-          e.out = std::string(m_.text(kw->child("value")));
-          continue;
-        }
-        Arg a = read_arg(m_, kw->child("value"));
-        a.keyword = std::string(kw->ident("arg"));
-        e.args.push_back(std::move(a));
-      }
+      e.args = call_args(call, "out", e.out);
       if (e.out.empty() && !assigned.empty()) {
         for (size_t i = 0; i < assigned.size(); ++i) e.out += (i ? ", " : "") + assigned[i];
       }
@@ -178,6 +160,23 @@ class HostReader {
       return true;
     }
     return false;
+  }
+
+  // Positional then keyword arguments of a call, except keyword `taken`, whose
+  // source text goes to `taken_value` (a launch's stream=, an extern's out=).
+  std::vector<Arg> call_args(const py::Node* call, std::string_view taken, std::string& taken_value) {
+    std::vector<Arg> out;
+    for (const py::Node* a : call->list("args")) out.push_back(read_arg(m_, a));
+    for (const py::Node* kw : call->list("keywords")) {
+      if (kw->ident("arg") == taken) {
+        taken_value = std::string(m_.text(kw->child("value")));
+        continue;
+      }
+      Arg a = read_arg(m_, kw->child("value"));
+      a.keyword = std::string(kw->ident("arg"));
+      out.push_back(std::move(a));
+    }
+    return out;
   }
 
   void other(const py::Node* st) { f_.steps.push_back({Step::Kind::Other, 0, {}, std::string(m_.text(st))}); }
