@@ -103,6 +103,25 @@ def test_fresh_seeds_and_valid_ranges(worker):
         assert r["ok"] and r["match"], r  # out-of-range class indices would fault or differ
 
 
+def test_poisoned_outputs_expose_partial_writes(worker):
+    """A candidate that skips part of its output passes on unpoisoned buffers holding the right
+    values by accident, but not once outputs are poisoned."""
+    lst = worker("record_launches", bundle=BUNDLE)["launches"]
+    name = lst[0]["name"]
+    src = kernel_source("softmax_lastdim", name)
+    store = src.rindex("tl.store(")
+    end = src.index(")\n", store)
+    partial = src[:end] + " & (x0 < 8)" + src[end:] if ", xmask" in src[store:end] else None
+    assert partial, src[store:end]
+    outputs = [i for i, a in enumerate(lst[0]["args"]) if "shape" in a][1:]  # out_ptr args follow in_ptr0
+    r = worker("run_kernel", bundle=BUNDLE, kernel=name, source=partial, poison=outputs, seed=1)
+    assert r["ok"] and not r["match"]
+    bad = [a for a in r["comparison"]["args"] if not a["ok"]]
+    assert bad and not bad[0]["nan_positions_match"]
+    r = worker("run_kernel", bundle=BUNDLE, kernel=name, poison=outputs, seed=1, repeat=True)
+    assert r["ok"] and r["match"] and r["deterministic"]
+
+
 def test_restitched_module_and_fp64(worker):
     src = (CORPUS / "softmax_lastdim" / "module_0.py").read_text()
     r = worker("run_module", bundle=BUNDLE, source=src)
@@ -110,6 +129,8 @@ def test_restitched_module_and_fp64(worker):
     bad = src.replace("libdevice.exp(", "libdevice.exp(1.5 * ", 1)
     r = worker("run_module", bundle=BUNDLE, source=bad)
     assert r["ok"] and not r["vs_baseline"]["ok"]
+    r = worker("run_module", bundle=BUNDLE, source=bad, fp64=True)
+    assert r["ok"] and not r["candidate_vs_fp64"]["ok"] and r["baseline_vs_fp64"]["ok"]
     r = worker("run_fp64", bundle=BUNDLE)
     assert r["ok"] and r["baseline_vs_fp64"]["ok"], r
     assert 0 < r["baseline_vs_fp64"]["outputs"][0]["max_abs"] < 1e-5
