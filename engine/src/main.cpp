@@ -45,6 +45,20 @@ int main(int argc, char** argv) {
   f->add_flag("--json", pr.json, "one JSON object on stdout");
   f->add_flag("--quiet,-q", pr.quiet, "no progress lines on stderr");
 
+  kopt::cli::VerifyOptions ve;
+  auto* v = app.add_subcommand("verify", "run the verification cascade (G1-G4) on one candidate kernel");
+  v->add_option("bundle", ve.bundle, "bundle directory")->required();
+  v->add_option("--kernel", ve.kernel, "name of the kernel the candidate replaces")->required();
+  v->add_option("--candidate", ve.candidate, "the candidate kernel source (.py)")->required();
+  v->add_option("--device", ve.device, "cuda | cpu (cpu: G4 is not measured)")->default_val("cuda");
+  v->add_option("--gpu", ve.gpu, "GPU index for the worker")->default_val("0");
+  v->add_option("--seeds", ve.seeds, "G2: fresh random input sets besides the recorded one")->default_val(5);
+  v->add_option("--gamma", ve.gamma, "G4: required speedup factor")->default_val(1.03);
+  v->add_option("--timeout", ve.timeout_s, "seconds one worker request may take")->default_val(600);
+  v->add_option("--db", ve.db, "results database (default $KERNELOPT_DB or ~/.cache/kernelopt/results.db)");
+  v->add_flag("--json", ve.json, "one JSON object on stdout");
+  v->add_flag("--quiet,-q", ve.quiet, "no progress lines on stderr");
+
   kopt::cli::ParseOptions ps;
   auto* p = app.add_subcommand("parse", "parse a Python file with kernelopt's parser (for testing the parser)");
   p->add_option("file", ps.file, "Python file")->required();
@@ -62,6 +76,7 @@ int main(int argc, char** argv) {
     if (*s) return kopt::cli::stitch(st);
     if (*p) return kopt::cli::parse(ps);
     if (*f) return kopt::cli::profile(pr);
+    if (*v) return kopt::cli::verify(ve);
   } catch (const kopt::UserError& e) {
     std::cerr << "kernelopt: error: " << e.what() << "\n";
     return 2;

@@ -39,6 +39,14 @@ struct ProfileOptions {
 };
 int profile(const ProfileOptions& o);
 
+struct VerifyOptions {
+  std::string bundle, kernel, candidate, device = "cuda", gpu = "0", db;
+  int seeds = 5, timeout_s = 600;
+  double gamma = 1.03;
+  bool json = false, quiet = false;
+};
+int verify(const VerifyOptions& o);
+
 // The Python interpreter that runs the worker: $KERNELOPT_PYTHON or python3.
 std::string python_executable();
 

@@ -1,0 +1,105 @@
+// `kernelopt verify BUNDLE --kernel NAME --candidate KERNEL.py`: the cascade on
+// one candidate, each gate's outcome with its evidence; exit 0 only if accepted.
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "report/results_db.h"
+#include "util/error.h"
+#include "verify/cascade.h"
+
+namespace kopt::cli {
+
+namespace {
+
+std::string gate_summary(const verify::GateRecord& g) {
+  const auto& e = g.evidence;
+  if (g.gate == "G1") {
+    for (const auto& f : e.value("findings", nlohmann::json::array()))
+      if (!f.value("passed", true)) return f.value("message", "");
+    return fmt::format("{} checks", e.value("findings", nlohmann::json::array()).size());
+  }
+  if (g.gate == "G2") {
+    size_t runs = e.value("runs", nlohmann::json::array()).size();
+    if (g.status != "passed") return fmt::format("{} (after {} run(s))", e.value("reason", ""), runs);
+    double worst = 0;
+    for (const auto& r : e["runs"]) worst = std::max(worst, r.value("max_rel", 0.0));
+    return fmt::format("{} runs on recorded and fresh random inputs; max relative error {:.2e}", runs, worst);
+  }
+  if (g.gate == "G3") {
+    if (e.contains("error")) return e["error"].get<std::string>().substr(0, 200);
+    return fmt::format("{}; vs baseline {:.2e}, vs float64 {:.2e} (baseline {:.2e})", e.value("rule", ""),
+                       e.value("vs_baseline_max_rel", 0.0), e.value("candidate_vs_fp64_max_rel", 0.0),
+                       e.value("baseline_vs_fp64_max_rel", 0.0));
+  }
+  if (g.status == "not_measured") return e.value("reason", "");
+  if (e.contains("error")) return e["error"].get<std::string>().substr(0, 200);
+  return fmt::format("{:.3f}x (baseline {:.4f} ms [p20 {:.4f}], candidate {:.4f} ms [p80 {:.4f}], gamma {}){}",
+                     e.value("speedup", 0.0), e["baseline"].value("median_ms", 0.0), e["baseline"].value("p20_ms", 0.0),
+                     e["candidate"].value("median_ms", 0.0), e["candidate"].value("p80_ms", 0.0),
+                     e.value("gamma", 0.0), e.contains("reason") ? "; " + e["reason"].get<std::string>() : "");
+}
+
+}  // namespace
+
+int verify(const VerifyOptions& o) {
+  auto bundle = ir::load_bundle(o.bundle);
+  size_t graph = 0;
+  const ir::Kernel* kernel = nullptr;
+  for (size_t g = 0; g < bundle->graphs.size() && !kernel; ++g)
+    if ((kernel = bundle->graphs[g]->find_kernel(o.kernel))) graph = g;
+  if (!kernel) {
+    std::string names;
+    for (const auto& g : bundle->graphs)
+      for (const auto& k : g->kernels) names += (names.empty() ? "" : ", ") + k.name;
+    throw UserError(fmt::format("--kernel {}: no such kernel in {} (kernels: {})", o.kernel, o.bundle, names));
+  }
+  std::ifstream in(o.candidate, std::ios::binary);
+  if (!in) throw UserError(fmt::format("{}: cannot open the candidate; check the path", o.candidate));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+
+  worker::install_shutdown_handlers();
+  worker::SupervisorOptions so;
+  so.argv = {python_executable(), "-m", "kernelopt.worker"};
+  so.slots = {o.device == "cpu" ? "cpu" : o.gpu};
+  if (!o.quiet) std::cerr << "[kernelopt] starting a worker and running the cascade\n";
+  std::unique_ptr<worker::Supervisor> sup;
+  try {
+    sup = std::make_unique<worker::Supervisor>(so);
+  } catch (const worker::WorkerStartError& e) {
+    std::string why = e.what();
+    throw UserError(why.substr(0, why.find('\n')) +
+                    (e.replied ? "" : "; check that the worker runs (set KERNELOPT_PYTHON)"));
+  }
+  verify::CascadeOptions co;
+  co.seeds = o.seeds;
+  co.gamma = o.gamma;
+  co.timeout = std::chrono::seconds(o.timeout_s);
+  verify::CascadeResult r = verify::run_cascade(*sup, *bundle, graph, *kernel, ss.str(), co);
+  nlohmann::json j = r.to_json();
+  j["bundle"] = o.bundle;
+  j["candidate"] = o.candidate;
+  j["device"] = o.device;
+  report::ResultsDb db(o.db.empty() ? report::ResultsDb::default_path() : o.db);
+  db.add_record("cascade", fmt::format("{}:{}:{}", o.bundle, kernel->name, r.candidate_hash), j);
+  if (o.json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    static const std::map<std::string, std::string> names = {
+        {"G1", "static"}, {"G2", "multi-seed"}, {"G3", "model"}, {"G4", "performance"}};
+    fmt::print("candidate {} for {} (hash {})\n", o.candidate, kernel->name, r.candidate_hash);
+    for (const auto& g : r.gates)
+      fmt::print("  {} {:<12} {:<13} {}\n", g.gate, names.at(g.gate), g.status, gate_summary(g));
+    fmt::print("{}\n", r.accepted ? (r.performance_measured ? "accepted"
+                                                            : "accepted for correctness; performance not measured")
+                                  : "rejected");
+  }
+  return r.accepted ? 0 : 1;
+}
+
+}  // namespace kopt::cli

@@ -1,0 +1,17 @@
+// Which pointer parameters a kernel only writes (pure outputs): G2 poisons
+// exactly those before each run, so an element the candidate never writes shows
+// up as NaN instead of passing with a stale correct value. A pointer that is
+// also read (in-place buffers) keeps its input values.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "artifact/ir.h"
+
+namespace kopt::verify {
+
+// Indices into the launch's runtime arguments (non-constexpr parameters, in order).
+std::vector<size_t> pure_output_args(const ir::Kernel& k);
+
+}  // namespace kopt::verify
