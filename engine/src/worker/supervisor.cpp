@@ -67,6 +67,7 @@ void Supervisor::start(Slot& s) {
   } else {
     spec.env["KERNELOPT_DEVICE"] = "cuda";
     spec.env["CUDA_VISIBLE_DEVICES"] = s.device;  // one GPU per worker; inside it is cuda:0
+    spec.env["TRITON_INTERPRET"] = "0";           // never inherit CPU mode's interpreter switch
   }
   s.proc = std::make_unique<Process>(spec);
   Failure f;

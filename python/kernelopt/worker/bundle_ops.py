@@ -9,6 +9,7 @@ records and modules are made once per worker, not once per request.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,6 +134,9 @@ def list_launches(req: dict) -> dict:
     return {"launches": [dict(r.describe(), name=state.kernel_name(r.graph, r.kernel)) for r in state.launches]}
 
 
+_candidates: dict[tuple, Any] = {}  # compiled candidates: the cascade runs one on many input sets
+
+
 def _candidate_launcher(state: BundleState, rec: LaunchRecord, source: str | None, config: dict | None):
     """The launcher to run: the module's own kernel object, or one built from `source`; `config` pins blocks."""
     from .cpu_runtime import load_kernel
@@ -141,7 +145,13 @@ def _candidate_launcher(state: BundleState, rec: LaunchRecord, source: str | Non
     name = state.kernel_name(rec.graph, rec.kernel)
     if source is None and config is None:
         return original
-    return load_kernel(name, source if source is not None else _kernel_source(state, rec), state.device, config)
+    text = source if source is not None else _kernel_source(state, rec)
+    key = (state.device, name, text, json.dumps(config, sort_keys=True))
+    if key not in _candidates:
+        if len(_candidates) >= 64:  # a search tries many candidates; keep the worker's memory bounded
+            _candidates.clear()
+        _candidates[key] = load_kernel(name, text, state.device, config)
+    return _candidates[key]
 
 
 def _kernel_source(state: BundleState, rec: LaunchRecord) -> str:

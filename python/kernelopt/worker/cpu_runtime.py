@@ -87,7 +87,10 @@ def load_kernel(kernel_name: str, source: str, device: str, config: dict | None 
     from torch._inductor.async_compile import AsyncCompile
 
     if config is None:
-        return AsyncCompile().triton(kernel_name, source, device_str=device)
+        kernel = AsyncCompile().triton(kernel_name, source, device_str=device)
+        # Once Inductor's compile pool is warm, async_compile hands back a future (a module's
+        # `async_compile.wait(globals())` resolves those); resolve it here.
+        return kernel.result() if not hasattr(kernel, "run") and hasattr(kernel, "result") else kernel
     import torch._inductor.runtime as runtime
     import torch._inductor.runtime.triton_heuristics as triton_heuristics
 
