@@ -4,6 +4,8 @@
 // own source: the same kernels come back).
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -27,12 +29,7 @@ std::vector<std::string> corpus_bundles() {
   return out;
 }
 
-std::string read(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using kopt::testing::read;
 
 }  // namespace
 

@@ -2,6 +2,8 @@
 // (data/inductor_like.py); corpus_test.cpp runs the same on real captures.
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include <fstream>
 #include <sstream>
 
@@ -13,12 +15,7 @@ using namespace kopt;
 
 namespace {
 
-std::string read(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using kopt::testing::read;
 
 const std::string kData = std::string(KOPT_SOURCE_DIR) + "/engine/tests/data/";
 

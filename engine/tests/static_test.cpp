@@ -3,6 +3,8 @@
 // reformatted originals, and every hostile candidate in tests/error/ that expects G1.
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -17,12 +19,7 @@ using verify::run_g1;
 
 namespace {
 
-std::string read(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using kopt::testing::read;
 
 // A small pointwise kernel standing in for an Inductor original.
 const char* kOriginal = R"(import triton
