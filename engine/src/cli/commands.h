@@ -1,8 +1,11 @@
 // One function per subcommand; main.cpp only wires them into CLI11.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "worker/supervisor.h"
 
 namespace kopt::cli {
 
@@ -49,5 +52,8 @@ int verify(const VerifyOptions& o);
 
 // The Python interpreter that runs the worker: $KERNELOPT_PYTHON or python3.
 std::string python_executable();
+
+// One worker for `device` ("cuda" on GPU `gpu`, or "cpu"); start-up failures are UserErrors.
+std::unique_ptr<worker::Supervisor> start_worker(const std::string& device, const std::string& gpu);
 
 }  // namespace kopt::cli

@@ -39,22 +39,8 @@ int profile(const ProfileOptions& o) {
   for (const auto& g : bundle->graphs)
     for (const auto& k : g->kernels) kind_of[k.name] = k.kind;
 
-  worker::install_shutdown_handlers();
-  worker::SupervisorOptions so;
-  so.argv = {python_executable(), "-m", "kernelopt.worker"};
-  so.slots = {o.device == "cpu" ? "cpu" : o.gpu};
   progress(o.quiet, fmt::format("starting a worker ({})", o.device == "cpu" ? "cpu" : "GPU " + o.gpu));
-  std::unique_ptr<worker::Supervisor> owner;
-  try {
-    owner = std::make_unique<worker::Supervisor>(so);
-  } catch (const worker::WorkerStartError& e) {
-    std::string why = e.what();
-    why = why.substr(0, why.find('\n'));
-    if (e.replied) throw UserError(why);  // the worker said why (no GPU, ...), naming the fix
-    throw UserError(fmt::format("{}; check that `{} -m kernelopt.worker` runs (set KERNELOPT_PYTHON to a Python "
-                                "with torch, triton and kernelopt)",
-                                why, python_executable()));
-  }
+  std::unique_ptr<worker::Supervisor> owner = start_worker(o.device, o.gpu);
   worker::Supervisor& sup = *owner;
   nlohmann::json hello = sup.hellos().at(0);
   const auto timeout = std::chrono::seconds(o.timeout_s);

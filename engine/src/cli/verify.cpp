@@ -63,19 +63,8 @@ int verify(const VerifyOptions& o) {
   std::ostringstream ss;
   ss << in.rdbuf();
 
-  worker::install_shutdown_handlers();
-  worker::SupervisorOptions so;
-  so.argv = {python_executable(), "-m", "kernelopt.worker"};
-  so.slots = {o.device == "cpu" ? "cpu" : o.gpu};
   if (!o.quiet) std::cerr << "[kernelopt] starting a worker and running the cascade\n";
-  std::unique_ptr<worker::Supervisor> sup;
-  try {
-    sup = std::make_unique<worker::Supervisor>(so);
-  } catch (const worker::WorkerStartError& e) {
-    std::string why = e.what();
-    throw UserError(why.substr(0, why.find('\n')) +
-                    (e.replied ? "" : "; check that the worker runs (set KERNELOPT_PYTHON)"));
-  }
+  std::unique_ptr<worker::Supervisor> sup = start_worker(o.device, o.gpu);
   verify::CascadeOptions co;
   co.seeds = o.seeds;
   co.gamma = o.gamma;

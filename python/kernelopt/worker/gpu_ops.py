@@ -10,8 +10,8 @@ from collections import defaultdict
 import torch
 
 from . import timing
-from .bundle_ops import BundleState, _candidate_launcher, get_bundle, run_baseline
-from .bundle_runner import BundleError, call_args, rebuild_problem
+from .bundle_ops import BundleState, _candidate_launcher, get_bundle, model_runner, run_baseline
+from .bundle_runner import call_args, rebuild_problem
 from .launches import LaunchRecord, restore
 from .protocol import op
 
@@ -67,20 +67,6 @@ def _direct_call(state: BundleState):
     return lambda: call(list(base))
 
 
-def _model_call(state: BundleState):
-    from .bundle_ops import _BundleBackend
-
-    model, inputs = rebuild_problem(state.dir, state.device)
-    torch._dynamo.reset()
-    compiled = torch.compile(model, backend=_BundleBackend(state.meta["graphs"], state.modules), dynamic=False)
-
-    def run():
-        with torch.no_grad():
-            return compiled(*inputs)
-
-    return run
-
-
 @op("profile")
 def profile(req: dict) -> dict:
     """Per-kernel GPU time inside the module, the Triton/vendor split, and the module's GPU time."""
@@ -88,7 +74,7 @@ def profile(req: dict) -> dict:
     if (skip := _require_gpu(state)) is not None:
         return skip
     direct = _direct_call(state)
-    run = direct or _model_call(state)
+    run = direct or model_runner(state)
     reps = req.get("reps", 20)
     whole = timing.time_interleaved([run], reps=reps)[0]
     triton_names = {name for m in state.modules for name in m.__kernel_vars__.values()}
