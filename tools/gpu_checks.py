@@ -28,6 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
 
 from kernelopt.worker import bundle_ops, ceilings, gpu_ops  # noqa: E402
+from kernelopt.worker.launches import kernel_decls  # noqa: E402
 
 
 def check_bundle(bundle: str) -> dict:
@@ -66,12 +67,7 @@ def containment(bundle: str) -> dict:
         line = p.stdout.readline()
         return json.loads(line) if line else {"ok": False, "failure": "crashed"}
 
-    import ast
-
-    module = (Path(bundle) / "module_0.py").read_text()
-    call = next(n.value for n in ast.parse(module).body if isinstance(n, ast.Assign)
-                and isinstance(n.value, ast.Call) and ast.unparse(n.value.func) == "async_compile.triton")
-    name, source = call.args[0].value, call.args[1].value
+    name, source = next(iter(kernel_decls((Path(bundle) / "module_0.py").read_text()).values()))
     store = source.rindex("tl.store(")
     bad = source[:store] + "tl.store(" + source[store + 9:].replace(" + (", " + 1099511627776 + (", 1)
     p = start()

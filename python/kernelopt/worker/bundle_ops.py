@@ -19,7 +19,7 @@ import torch
 from . import compare as cmp
 from .bundle_runner import BundleError, _BundleBackend, read_meta, rebuild_problem
 from .cpu_runtime import load_module
-from .launches import LaunchRecord, kernel_vars, record_launches
+from .launches import LaunchRecord, kernel_decls, kernel_vars, record_launches
 from .ops import device
 from .protocol import op
 
@@ -164,12 +164,7 @@ def _candidate_launcher(state: BundleState, rec: LaunchRecord, source: str | Non
 
 
 def _kernel_source(state: BundleState, rec: LaunchRecord) -> str:
-    import ast
-
-    for node in ast.parse(state.sources[rec.graph]).body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id == rec.kernel:
-            return node.value.args[1].value
-    raise KeyError(rec.kernel)
+    return kernel_decls(state.sources[rec.graph])[rec.kernel][1]
 
 
 def poison(t: torch.Tensor) -> None:

@@ -110,15 +110,20 @@ class _Recording:
         return getattr(self._real, name)
 
 
-def kernel_vars(source: str) -> dict[str, str]:
-    """{module variable: kernel name} for every `var = async_compile.triton('name', ...)`."""
+def kernel_decls(source: str) -> dict[str, tuple[str, str]]:
+    """{module variable: (kernel name, kernel source)} for every `var = async_compile.triton(name, src, ...)`."""
     out = {}
     for node in ast.parse(source).body:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and isinstance(node.value, ast.Call) and ast.unparse(node.value.func) == "async_compile.triton"
-                and node.value.args and isinstance(node.value.args[0], ast.Constant)):
-            out[node.targets[0].id] = node.value.args[0].value
+                and len(node.value.args) >= 2 and all(isinstance(a, ast.Constant) for a in node.value.args[:2])):
+            out[node.targets[0].id] = (node.value.args[0].value, node.value.args[1].value)
     return out
+
+
+def kernel_vars(source: str) -> dict[str, str]:
+    """{module variable: kernel name}."""
+    return {var: name for var, (name, _) in kernel_decls(source).items()}
 
 
 def kernel_globals(module) -> dict[str, Any]:
