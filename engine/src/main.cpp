@@ -46,18 +46,50 @@ int main(int argc, char** argv) {
   f->add_flag("--quiet,-q", pr.quiet, "no progress lines on stderr");
 
   kopt::cli::VerifyOptions ve;
-  auto* v = app.add_subcommand("verify", "run the verification cascade (G1-G4) on one candidate kernel");
+  auto* v = app.add_subcommand(
+      "verify", "run the verification cascade (G1-G4, then the end-to-end gate) on one candidate kernel");
   v->add_option("bundle", ve.bundle, "bundle directory")->required();
   v->add_option("--kernel", ve.kernel, "name of the kernel the candidate replaces")->required();
   v->add_option("--candidate", ve.candidate, "the candidate kernel source (.py)")->required();
-  v->add_option("--device", ve.device, "cuda | cpu (cpu: G4 is not measured)")->default_val("cuda");
+  v->add_option("--device", ve.device, "cuda | cpu (cpu: G4 and E2E timing are not measured)")->default_val("cuda");
   v->add_option("--gpu", ve.gpu, "GPU index for the worker")->default_val("0");
-  v->add_option("--seeds", ve.seeds, "G2: fresh random input sets besides the recorded one")->default_val(5);
-  v->add_option("--gamma", ve.gamma, "G4: required speedup factor")->default_val(1.03);
-  v->add_option("--timeout", ve.timeout_s, "seconds one worker request may take")->default_val(600);
+  v->add_option("--seeds", ve.seeds, "G2: fresh random input sets besides the recorded one")->default_val(5)
+      ->check(CLI::NonNegativeNumber);
+  v->add_option("--gamma", ve.gamma, "G4 and E2E: required speedup factor")->default_val(1.03);
+  v->add_option("--reps", ve.reps, "G4 and E2E: timed repetitions")->default_val(50)->check(CLI::PositiveNumber);
+  v->add_option("--atol-fp32", ve.atol_fp32, "absolute tolerance for fp32/fp64 tensors")->default_val(1e-4)
+      ->check(CLI::NonNegativeNumber);
+  v->add_option("--rtol-fp32", ve.rtol_fp32, "relative tolerance for fp32/fp64 tensors")->default_val(1e-4)
+      ->check(CLI::NonNegativeNumber);
+  v->add_option("--atol-half", ve.atol_half, "absolute tolerance for fp16/bf16 tensors")->default_val(1e-2)
+      ->check(CLI::NonNegativeNumber);
+  v->add_option("--rtol-half", ve.rtol_half, "relative tolerance for fp16/bf16 tensors")->default_val(1e-2)
+      ->check(CLI::NonNegativeNumber);
+  v->add_option("--timeout", ve.timeout_s,
+                "seconds one request running candidate code may take (loading the bundle has its own 600 s)")
+      ->default_val(600)->check(CLI::PositiveNumber);
   v->add_option("--db", ve.db, "results database (default $KERNELOPT_DB or ~/.cache/kernelopt/results.db)");
   v->add_flag("--json", ve.json, "one JSON object on stdout");
   v->add_flag("--quiet,-q", ve.quiet, "no progress lines on stderr");
+
+  kopt::cli::OptimizeOptions op;
+  auto* z = app.add_subcommand("optimize", "the main job: profile, search, verify and re-stitch a model's Triton kernels");
+  z->add_option("target", op.target, "problem .py file (captured first, on the GPU) or bundle directory")->required();
+  z->add_option("--out,-o", op.out, "result directory (default: <name>.kernelopt)");
+  z->add_option("--budget", op.budget_s, "seconds of search (all kernels together)")->default_val(60);
+  z->add_option("--gpus", op.gpus, "GPU indices for the workers, comma-separated")->default_val("0");
+  z->add_option("--device", op.device, "cuda | cpu (cpu: Triton interpreter, correctness only, no speed claimed)")
+      ->default_val("cuda");
+  z->add_option("--agents", op.agents, "agent implementations: builtin")->default_val("builtin");
+  z->add_option("--max-cascades", op.max_cascades, "full cascades per kernel (default 3 on a GPU, 1 in CPU mode)");
+  z->add_option("--seeds", op.seeds, "G2: fresh random input sets besides the recorded one")->default_val(5);
+  z->add_option("--gamma", op.gamma, "G4: required speedup factor")->default_val(1.03);
+  z->add_option("--timeout", op.timeout_s, "seconds one worker request may take")->default_val(600);
+  z->add_option("--mode", op.mode, "torch.compile mode when capturing a problem")->default_val("default");
+  z->add_option("--dtype", op.dtype, "cast model and inputs when capturing a problem: float32 | bfloat16 | float16");
+  z->add_option("--db", op.db, "results database (default $KERNELOPT_DB or ~/.cache/kernelopt/results.db)");
+  z->add_flag("--json", op.json, "print report.json on stdout");
+  z->add_flag("--quiet,-q", op.quiet, "no progress lines on stderr");
 
   kopt::cli::ParseOptions ps;
   auto* p = app.add_subcommand("parse", "parse a Python file with kernelopt's parser (for testing the parser)");
@@ -77,6 +109,7 @@ int main(int argc, char** argv) {
     if (*p) return kopt::cli::parse(ps);
     if (*f) return kopt::cli::profile(pr);
     if (*v) return kopt::cli::verify(ve);
+    if (*z) return kopt::cli::optimize(op);
   } catch (const kopt::UserError& e) {
     std::cerr << "kernelopt: error: " << e.what() << "\n";
     return 2;

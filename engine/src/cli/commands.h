@@ -27,7 +27,16 @@ struct CaptureOptions {
   int seed = 0;
   bool force = false;
 };
-int capture(const CaptureOptions& o);
+int capture(const CaptureOptions& o);          // replaces the process (exec)
+int capture_and_wait(const CaptureOptions& o);  // runs it as a child; returns its exit code
+
+struct OptimizeOptions {
+  std::string target, out, device = "cuda", gpus = "0", agents = "builtin", db, dtype, mode = "default";
+  double budget_s = 60, gamma = 1.03;
+  int seeds = 5, timeout_s = 600, max_cascades = -1;  // -1: 3 on a GPU, 1 in CPU mode
+  bool json = false, quiet = false;
+};
+int optimize(const OptimizeOptions& o);
 
 struct ParseOptions {
   std::string file;
@@ -44,8 +53,9 @@ int profile(const ProfileOptions& o);
 
 struct VerifyOptions {
   std::string bundle, kernel, candidate, device = "cuda", gpu = "0", db;
-  int seeds = 5, timeout_s = 600;
+  int seeds = 5, reps = 50, timeout_s = 600;
   double gamma = 1.03;
+  double atol_fp32 = 1e-4, rtol_fp32 = 1e-4, atol_half = 1e-2, rtol_half = 1e-2;  // verify::Tolerances
   bool json = false, quiet = false;
 };
 int verify(const VerifyOptions& o);
@@ -55,5 +65,7 @@ std::string python_executable();
 
 // One worker for `device` ("cuda" on GPU `gpu`, or "cpu"); start-up failures are UserErrors.
 std::unique_ptr<worker::Supervisor> start_worker(const std::string& device, const std::string& gpu);
+// One worker per GPU in `gpus` ("0,1,3"), or one CPU worker.
+std::unique_ptr<worker::Supervisor> start_workers(const std::string& device, const std::vector<std::string>& gpus);
 
 }  // namespace kopt::cli

@@ -9,10 +9,15 @@
 namespace kopt::cli {
 
 std::unique_ptr<worker::Supervisor> start_worker(const std::string& device, const std::string& gpu) {
+  return start_workers(device, {gpu});
+}
+
+std::unique_ptr<worker::Supervisor> start_workers(const std::string& device, const std::vector<std::string>& gpus) {
   worker::install_shutdown_handlers();
   worker::SupervisorOptions so;
   so.argv = {python_executable(), "-m", "kernelopt.worker"};
-  so.slots = {device == "cpu" ? "cpu" : gpu};
+  if (device == "cpu") so.slots = {"cpu"};
+  else so.slots = gpus;
   try {
     return std::make_unique<worker::Supervisor>(so);
   } catch (const worker::WorkerStartError& e) {

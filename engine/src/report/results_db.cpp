@@ -113,6 +113,13 @@ void ResultsDb::add_record(const std::string& kind, const std::string& key, cons
   s.step();
 }
 
+std::optional<nlohmann::json> ResultsDb::latest_record(const std::string& kind, const std::string& key) {
+  Stmt s(db_, "SELECT data FROM records WHERE kind = ? AND key = ? ORDER BY rowid DESC LIMIT 1");
+  s.bind(1, kind).bind(2, key);
+  if (!s.step()) return std::nullopt;
+  return nlohmann::json::parse(s.text(0));
+}
+
 size_t ResultsDb::count_records(const std::string& kind) {
   Stmt s(db_, "SELECT COUNT(*) FROM records WHERE kind = ?");
   s.bind(1, kind);

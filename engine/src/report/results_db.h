@@ -28,6 +28,8 @@ class ResultsDb {
   // Appends a decision record (kind: "baseline", "profile", "gate", ...) keyed by `key`.
   void add_record(const std::string& kind, const std::string& key, const nlohmann::json& record);
   size_t count_records(const std::string& kind);
+  // The newest record of `kind` under `key`: the search's cache (a re-run measures nothing new).
+  std::optional<nlohmann::json> latest_record(const std::string& kind, const std::string& key);
 
   // $KERNELOPT_DB, else $XDG_CACHE_HOME/kernelopt/results.db, else ~/.cache/kernelopt/results.db.
   static std::string default_path();

@@ -1,0 +1,106 @@
+// The five agent roles (DESIGN "The five agents"): one interface per role, with
+// implementations side by side in agents/<role>/ and chosen by name from the
+// registry (registry.cpp). Today each role has a built-in implementation; the
+// LLM implementations plug in beside them under the same interfaces.
+//
+// The roles only propose and rank. Nothing they produce reaches an output
+// without passing the verification cascade, which the search runs.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "artifact/bundle.h"
+#include "profile/roofline.h"
+#include "verify/cascade.h"
+
+namespace kopt::agents {
+
+// What the profiler knows about one Triton kernel of the bundle.
+struct KernelProfile {
+  const ir::Kernel* kernel = nullptr;
+  size_t graph = 0;
+  std::string family;             // profile::family(): softmax, layer_norm, pooling, pointwise, ...
+  std::vector<nlohmann::json> launches;  // the worker's launch records (argument shapes, dtypes)
+  profile::Cost cost;             // bytes it must move, FLOPs it must do (all launches of one run)
+  std::optional<double> floor_ms;     // from the measured ceilings (GPU only)
+  std::optional<double> time_ms;      // measured per run inside the module (GPU only)
+  double calls_per_run = 0;
+  std::string bottleneck = "unknown";  // memory | compute | unknown
+  // Time above the floor: what optimizing this kernel can win at most (GPU only).
+  std::optional<double> recoverable_ms() const {
+    if (!time_ms || !floor_ms) return std::nullopt;
+    return std::max(0.0, *time_ms - *floor_ms);
+  }
+};
+
+// What the planner decided for one kernel.
+struct Plan {
+  std::vector<std::string> strategies;  // "config", "template:<family>", ...
+  std::string note;                     // why a kernel is not searched, when it is not
+};
+
+// A proposed replacement for one kernel: a full kernel source (the launch site stays unchanged).
+struct Candidate {
+  std::string id;           // c1, c2, ... unique within a kernel
+  std::string origin;       // config | template:<family> | rewrite:<what> | review | tune
+  std::string description;  // one line a person can read: "XBLOCK=8 R0_BLOCK=1024 num_warps=8"
+  std::string source;
+  nlohmann::json config;    // the pinned launch config, when the candidate is a config of some source
+  std::string parent;       // the candidate it was derived from (tuner, reviewer); empty for the coder's
+};
+
+class Profiler {
+ public:
+  virtual ~Profiler() = default;
+  // Fills bytes/FLOPs/floor/bottleneck from the launches and ceilings, and ranks the kernels,
+  // most recoverable time first.
+  virtual std::vector<KernelProfile> rank(std::vector<KernelProfile> kernels,
+                                          const std::optional<nlohmann::json>& ceilings) = 0;
+};
+
+class Planner {
+ public:
+  virtual ~Planner() = default;
+  virtual Plan plan(const KernelProfile& k) = 0;
+};
+
+class Coder {
+ public:
+  virtual ~Coder() = default;
+  // Candidates for the plan's strategies, most promising first.
+  virtual std::vector<Candidate> propose(const KernelProfile& k, const Plan& p) = 0;
+};
+
+class Reviewer {
+ public:
+  virtual ~Reviewer() = default;
+  // A repaired candidate from the failed one and its gate evidence, or nothing.
+  virtual std::optional<Candidate> repair(const KernelProfile& k, const Candidate& failed,
+                                          const verify::CascadeResult& result) = 0;
+};
+
+class Tuner {
+ public:
+  virtual ~Tuner() = default;
+  // Launch configs near an accepted candidate's, not yet in `tried` (candidate source hashes).
+  virtual std::vector<Candidate> neighbours(const KernelProfile& k, const Candidate& accepted,
+                                            const std::vector<std::string>& tried) = 0;
+};
+
+struct Agents {
+  std::unique_ptr<Profiler> profiler;
+  std::unique_ptr<Planner> planner;
+  std::unique_ptr<Coder> coder;
+  std::unique_ptr<Reviewer> reviewer;
+  std::unique_ptr<Tuner> tuner;
+};
+
+// The agents for `--agents NAME` ("builtin" today). Throws UserError naming the known names.
+Agents make_agents(const std::string& name);
+
+}  // namespace kopt::agents

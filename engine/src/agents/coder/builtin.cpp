@@ -1,0 +1,49 @@
+// Built-in coder: for the "config" strategy, the kernel's own source with each
+// launch config of the safe config space pinned (agents/coder/config_space.h).
+// Templates of expert kernels per family and source rewrites join here as
+// further strategies.
+#include "agents/coder/builtin.h"
+
+#include "agents/coder/config_space.h"
+#include "agents/coder/pin_config.h"
+
+namespace kopt::agents {
+
+bool safe_for_all_launches(const KernelProfile& k, const nlohmann::json& config) {
+  for (const nlohmann::json& l : k.launches) {
+    auto s = kernel_shape(*k.kernel, l, nullptr);
+    if (!s || !config_is_safe(*s, config)) return false;
+  }
+  return !k.launches.empty();
+}
+
+std::vector<Candidate> config_candidates(const KernelProfile& k, const std::vector<nlohmann::json>& configs,
+                                         const std::string& origin, const std::string& parent) {
+  std::vector<Candidate> out;
+  for (const nlohmann::json& c : configs) {
+    if (!safe_for_all_launches(k, c)) continue;
+    Candidate cand;
+    cand.origin = origin;
+    cand.description = describe_config(c);
+    cand.source = pin_config(k.kernel->source, k.kernel->name, c);
+    cand.config = c;
+    cand.parent = parent;
+    out.push_back(std::move(cand));
+  }
+  return out;
+}
+
+std::vector<Candidate> BuiltinCoder::propose(const KernelProfile& k, const Plan& p) {
+  std::vector<Candidate> out;
+  for (const std::string& strategy : p.strategies) {
+    if (strategy != "config") continue;
+    auto shape = kernel_shape(*k.kernel, k.launches.front(), nullptr);
+    if (!shape) continue;
+    std::vector<nlohmann::json> configs = config_space(*shape);
+    if (configs.size() > max_configs_) configs.resize(max_configs_);
+    for (Candidate& c : config_candidates(k, configs, "config")) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace kopt::agents

@@ -1,0 +1,181 @@
+#include "agents/coder/config_space.h"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <set>
+
+namespace kopt::agents {
+
+using nlohmann::json;
+
+namespace {
+
+// Inductor's TRITON_MAX_BLOCK: the code Inductor generates assumes no block exceeds these
+// (a dimension it left unmasked is a multiple of them).
+const std::map<std::string, int64_t> kMaxBlock = {{"X", 4096}, {"Y", 1024}, {"Z", 1024}, {"R0", 65536}};
+// CUDA grid limit of the second and third grid dimensions (Grid2D puts y there).
+constexpr int64_t kMaxGridYZ = 65535;
+
+int64_t next_pow2(int64_t n) {
+  int64_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+// "XBLOCK" -> "X", "R0_BLOCK" -> "R0".
+std::string dim_of(const std::string& block) {
+  std::string d = block.substr(0, block.size() - 5);
+  if (!d.empty() && d.back() == '_') d.pop_back();
+  return d;
+}
+
+int64_t elements(const KernelShape& s, const json& c) {
+  int64_t e = 1;
+  for (const std::string& b : s.blocks) e *= c.value(b, 1);
+  if (s.fixed_r0_block) e *= *s.fixed_r0_block;
+  return e;
+}
+
+// Static score: lower is more promising. Aims at 4-16 elements per thread and enough
+// programs to fill every SM a few times.
+double score(const KernelShape& s, const json& c, int sm_count) {
+  double per_thread = static_cast<double>(elements(s, c)) / (32.0 * c.value("num_warps", 4));
+  double programs = 1;
+  for (const std::string& b : s.blocks)
+    if (b != "R0_BLOCK") programs *= std::ceil(static_cast<double>(s.numel.at(dim_of(b))) / c.value(b, 1));
+  double fill = programs / (4.0 * sm_count);
+  double sc = std::abs(std::log2(std::max(per_thread, 0.25) / 8.0));
+  if (fill < 1) sc += 2 * std::log2(1 / std::max(fill, 1e-6));
+  return sc + 0.1 * c.value("num_stages", 1);
+}
+
+std::vector<int64_t> powers(int64_t lo, int64_t hi) {
+  std::vector<int64_t> v;
+  for (int64_t x = lo; x <= hi; x <<= 1) v.push_back(x);
+  return v;
+}
+
+}  // namespace
+
+std::optional<KernelShape> kernel_shape(const ir::Kernel& k, const json& launch, std::string* why_not) {
+  auto no = [&](const std::string& why) -> std::optional<KernelShape> {
+    if (why_not) *why_not = why;
+    return std::nullopt;
+  };
+  static const std::set<std::string> searchable = {"pointwise", "reduction", "persistent_reduction"};
+  if (!searchable.count(k.kind))
+    return no(k.kind == "split_scan" ? "split scans keep a workspace sized for Inductor's config"
+              : k.kind == "template" ? "GEMM templates are Inductor's autotuned choice among vendor-like tiles"
+                                     : "kernels of kind " + k.kind + " have no searchable launch config");
+  KernelShape s;
+  s.kind = k.kind;
+  if (k.decorator_args.contains("reduction_hint") && k.decorator_args["reduction_hint"].is_string())
+    s.reduction_hint = k.decorator_args["reduction_hint"].get<std::string>();
+  // Runtime arguments are the non-constexpr parameters in order; numels are among them.
+  const json args = launch.value("args", json::array());
+  size_t i = 0;
+  for (const ir::KernelParam& p : k.signature) {
+    if (p.is_constexpr) {
+      if (p.name.size() >= 6 && p.name.ends_with("BLOCK")) s.blocks.push_back(p.name);
+      continue;
+    }
+    if (i < args.size() && p.name.ends_with("numel") && args[i].contains("value") && args[i]["value"].is_number_integer()) {
+      std::string dim = p.name.substr(0, p.name.size() - 5);  // "xnumel" -> "x", "r0_numel" -> "r0_"
+      if (dim.ends_with("_")) dim.pop_back();
+      std::transform(dim.begin(), dim.end(), dim.begin(), ::toupper);
+      s.numel[dim] = args[i]["value"].get<int64_t>();
+    }
+    ++i;
+  }
+  for (const std::string& b : s.blocks) {
+    if (!kMaxBlock.count(dim_of(b))) return no("block " + b + " is not searched");
+    if (!s.numel.count(dim_of(b))) return no("no numel argument for " + b);
+  }
+  if (s.blocks.empty()) return no("the kernel takes no block sizes");
+  std::smatch m;
+  static const std::regex fixed(R"(R0_BLOCK\s*:\s*tl\.constexpr\s*=\s*(\d+))");
+  if (std::regex_search(k.source, m, fixed)) s.fixed_r0_block = std::stoll(m[1]);
+  for (const auto& [dim, n] : s.numel) {
+    std::string lower = dim;
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+    std::string idx = lower == "r0" ? "r0_index < r0_numel" : lower + "index < " + lower + "numel";
+    s.masked[dim] = k.source.find(idx) != std::string::npos;
+  }
+  if (why_not) why_not->clear();
+  return s;
+}
+
+bool config_is_safe(const KernelShape& s, const json& c) {
+  for (const std::string& b : s.blocks) {
+    if (!c.contains(b)) return false;
+    int64_t v = c[b].get<int64_t>(), n = s.numel.at(dim_of(b));
+    if (v < 1 || (v & (v - 1)) || v > kMaxBlock.at(dim_of(b))) return false;
+    if (v > next_pow2(n) && v > 1) return false;  // a block past the whole dimension only wastes lanes
+    if (!s.masked.at(dim_of(b)) && n % v) return false;
+    if ((b == "YBLOCK" || b == "ZBLOCK") && (n + v - 1) / v > kMaxGridYZ) return false;
+  }
+  int64_t e = elements(s, c), w = c.value("num_warps", 4);
+  if (w < 1 || w > 32 || (w & (w - 1))) return false;
+  // At most 64 elements per thread per live tensor (register pressure), at least one lane busy per warp.
+  if (e > 32 * w * 64 || (e < 32 * w && w > 1)) return false;
+  int st = c.value("num_stages", 1);
+  return st >= 1 && st <= 4;
+}
+
+std::vector<json> config_space(const KernelShape& s, int sm_count) {
+  std::map<std::string, std::vector<int64_t>> values;
+  for (const std::string& b : s.blocks) {
+    std::string d = dim_of(b);
+    int64_t hi = std::min(kMaxBlock.at(d), next_pow2(s.numel.at(d)));
+    int64_t lo = d == "R0" ? 16 : 1;
+    if (s.kind == "pointwise" && s.blocks.size() == 1) lo = 64;
+    values[b] = powers(std::min(lo, hi), hi);
+  }
+  std::vector<json> out;
+  std::vector<int> stage_values = s.kind == "pointwise" ? std::vector<int>{1} : std::vector<int>{1, 2};
+  // Cartesian product over the block dimensions, then warps and stages.
+  std::vector<json> partial = {json::object()};
+  for (const std::string& b : s.blocks) {
+    std::vector<json> next;
+    for (const json& p : partial)
+      for (int64_t v : values[b]) {
+        json q = p;
+        q[b] = v;
+        next.push_back(q);
+      }
+    partial = std::move(next);
+  }
+  int64_t total = 1;  // elements of the whole problem: tiny problems may use tiny tiles
+  for (const auto& [d, n] : s.numel) total *= n;
+  for (const json& p : partial) {
+    if (elements(s, p) < std::min<int64_t>(128, total)) continue;
+    for (int w : {1, 2, 4, 8, 16})
+      for (int st : stage_values) {
+        json c = p;
+        c["num_warps"] = w;
+        c["num_stages"] = st;
+        if (config_is_safe(s, c)) out.push_back(c);
+      }
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const json& a, const json& b) { return score(s, a, sm_count) < score(s, b, sm_count); });
+  return out;
+}
+
+std::vector<json> config_neighbours(const KernelShape& s, const json& c) {
+  std::vector<json> out;
+  std::vector<std::string> keys = s.blocks;
+  keys.push_back("num_warps");
+  keys.push_back("num_stages");
+  for (const std::string& k : keys)
+    for (bool up : {true, false}) {
+      json n = c;
+      int64_t v = c.value(k, k == "num_stages" ? 1 : 4);
+      n[k] = k == "num_stages" ? (up ? v + 1 : v - 1) : (up ? v * 2 : v / 2);
+      if (n[k].get<int64_t>() >= 1 && config_is_safe(s, n)) out.push_back(n);
+    }
+  return out;
+}
+
+}  // namespace kopt::agents

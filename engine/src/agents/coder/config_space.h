@@ -1,0 +1,45 @@
+// The launch-config space of one Inductor kernel: block sizes, num_warps and
+// num_stages, wider than Inductor's heuristics (which try a handful of configs)
+// and coordinate-descent tuning. Only configs that are safe for the kernel's
+// code are generated: a block size above Inductor's maximum for its dimension,
+// or one that does not divide the numel of a dimension the code leaves
+// unmasked, could read or write out of bounds.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "artifact/ir.h"
+
+namespace kopt::agents {
+
+// What the config space depends on, read from the kernel and one launch record.
+struct KernelShape {
+  std::map<std::string, int64_t> numel;     // "X", "Y", "R0" -> xnumel, ynumel, r0_numel
+  std::vector<std::string> blocks;         // the block constexprs the kernel takes: XBLOCK, YBLOCK, R0_BLOCK
+  std::map<std::string, bool> masked;      // per dimension: does the code mask it (xindex < xnumel)?
+  std::optional<int64_t> fixed_r0_block;   // persistent reductions fix R0_BLOCK in the body
+  std::string kind;
+  std::string reduction_hint;              // INNER, OUTER, ... when given
+};
+
+// Reads the shape facts; nullopt when the kernel's config cannot be searched safely
+// (split scans, templates, user kernels: why in `why_not`).
+std::optional<KernelShape> kernel_shape(const ir::Kernel& k, const nlohmann::json& launch, std::string* why_not);
+
+// The configs to try, most promising first (by a static score: a few elements per
+// thread, full warps, enough programs to fill the GPU).
+std::vector<nlohmann::json> config_space(const KernelShape& s, int sm_count = 132);
+
+// Configs one step away from `c` in one coordinate (a block size, num_warps or num_stages
+// doubled or halved), each still in the safe space.
+std::vector<nlohmann::json> config_neighbours(const KernelShape& s, const nlohmann::json& c);
+
+// Whether a config is in the safe space of `s`.
+bool config_is_safe(const KernelShape& s, const nlohmann::json& c);
+
+}  // namespace kopt::agents

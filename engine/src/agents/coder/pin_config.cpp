@@ -1,0 +1,59 @@
+#include "agents/coder/pin_config.h"
+
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "artifact/ir.h"
+
+namespace kopt::agents {
+
+namespace {
+
+const std::vector<std::string> kOrder = {"XBLOCK", "YBLOCK", "ZBLOCK", "R0_BLOCK", "R1_BLOCK",
+                                         "num_warps", "num_stages"};
+
+template <class F>
+void in_order(const nlohmann::json& config, F f) {
+  for (const std::string& k : kOrder)
+    if (config.contains(k)) f(k, config[k]);
+  for (const auto& [k, v] : config.items())
+    if (std::find(kOrder.begin(), kOrder.end(), k) == kOrder.end()) f(k, v);
+}
+
+}  // namespace
+
+std::string describe_config(const nlohmann::json& config) {
+  std::string out;
+  in_order(config, [&](const std::string& k, const nlohmann::json& v) {
+    out += fmt::format("{}{}={}", out.empty() ? "" : " ", k, v.dump());
+  });
+  return out;
+}
+
+std::string pin_config(const std::string& source, const std::string& name, const nlohmann::json& config) {
+  ir::KernelSource ks = ir::parse_kernel_source(source, name, name);
+  const py::Node* dec = ks.heuristics;
+  if (!dec || !dec->is("Call")) throw std::invalid_argument(name + ": no triton_heuristics decorator call to pin");
+  std::string triton_meta, inductor_meta;
+  for (const py::Node* kw : dec->list("keywords")) {
+    const py::Node* v = kw->child("value");
+    std::string text = source.substr(v->begin.offset, v->end.offset - v->begin.offset);
+    if (kw->ident("arg") == "triton_meta") triton_meta = text;
+    if (kw->ident("arg") == "inductor_meta") inductor_meta = text;
+  }
+  if (triton_meta.empty() || inductor_meta.empty())
+    throw std::invalid_argument(name + ": the heuristics decorator lacks triton_meta or inductor_meta");
+  std::string dict;
+  in_order(config, [&](const std::string& k, const nlohmann::json& v) {
+    dict += fmt::format("{}'{}': {}", dict.empty() ? "" : ", ", k, v.dump());
+  });
+  std::string call = fmt::format(
+      "triton_heuristics.fixed_config(\n    config={{{}}},\n    filename=__file__,\n    triton_meta={},\n"
+      "    inductor_meta={}\n)",
+      dict, triton_meta, inductor_meta);
+  return source.substr(0, dec->begin.offset) + call + source.substr(dec->end.offset);
+}
+
+}  // namespace kopt::agents

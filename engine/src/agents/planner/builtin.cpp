@@ -1,0 +1,28 @@
+// Built-in planner: which strategies apply to a kernel follows from its kind
+// (what can be varied safely) and its place on the roofline (nothing is worth
+// trying for a kernel already at its floor).
+#include "agents/planner/builtin.h"
+
+#include <fmt/format.h>
+
+#include "agents/coder/config_space.h"
+
+namespace kopt::agents {
+
+Plan BuiltinPlanner::plan(const KernelProfile& k) {
+  Plan p;
+  if (k.time_ms && k.floor_ms && *k.time_ms <= 1.05 * *k.floor_ms) {
+    p.note = fmt::format("already within 5% of its floor ({:.4f} ms vs {:.4f} ms)", *k.time_ms, *k.floor_ms);
+    return p;
+  }
+  std::string why;
+  if (k.launches.empty()) {
+    p.note = "never launched in the recorded run";
+    return p;
+  }
+  if (kernel_shape(*k.kernel, k.launches.front(), &why)) p.strategies.push_back("config");
+  else p.note = why;
+  return p;
+}
+
+}  // namespace kopt::agents

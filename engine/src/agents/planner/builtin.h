@@ -1,0 +1,12 @@
+#pragma once
+
+#include "agents/agent.h"
+
+namespace kopt::agents {
+
+class BuiltinPlanner : public Planner {
+ public:
+  Plan plan(const KernelProfile& k) override;
+};
+
+}  // namespace kopt::agents

@@ -1,0 +1,25 @@
+// Built-in tuner: coordinate steps around an accepted candidate's launch
+// config (each block size, num_warps and num_stages doubled or halved), the
+// configs the coder's first sweep did not already try.
+#include "agents/tuner/builtin.h"
+
+#include <algorithm>
+
+#include "agents/coder/builtin.h"
+#include "agents/coder/config_space.h"
+#include "verify/cascade.h"
+
+namespace kopt::agents {
+
+std::vector<Candidate> BuiltinTuner::neighbours(const KernelProfile& k, const Candidate& accepted,
+                                                const std::vector<std::string>& tried) {
+  if (accepted.config.is_null()) return {};
+  auto shape = kernel_shape(*k.kernel, k.launches.front(), nullptr);
+  if (!shape) return {};
+  std::vector<Candidate> out;
+  for (Candidate& c : config_candidates(k, config_neighbours(*shape, accepted.config), "tune", accepted.id))
+    if (std::find(tried.begin(), tried.end(), verify::source_hash(c.source)) == tried.end()) out.push_back(std::move(c));
+  return out;
+}
+
+}  // namespace kopt::agents

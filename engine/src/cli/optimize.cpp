@@ -1,0 +1,314 @@
+// `kernelopt optimize PROBLEM.py|BUNDLE`: the main job, as a straight list of
+// named, timed stages, each followed by its invariant check — load (capture
+// first when given a problem), workers, ceilings, baseline, launches, profile,
+// plan, search, stitch, end_to_end, write. A kernel whose candidates all fail
+// keeps the compiler's kernel; if the stitched model fails its end-to-end gate,
+// the whole result falls back to the baseline modules. Whatever happens, DIR
+// holds a loadable result and a report saying what was done and why.
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "agents/agent.h"
+#include "artifact/bundle.h"
+#include "cli/commands.h"
+#include "cli/optimize_report.h"
+#include "profile/family.h"
+#include "report/report.h"
+#include "report/results_db.h"
+#include "search/search.h"
+#include "stitch/stitch.h"
+#include "util/error.h"
+#include "verify/end_to_end.h"
+
+namespace kopt::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Job {
+  explicit Job(const OptimizeOptions& opts) : o(opts) {}
+  const OptimizeOptions& o;
+  fs::path out;
+  std::string bundle_dir;
+  std::unique_ptr<ir::Bundle> bundle;
+  std::unique_ptr<worker::Supervisor> sup;
+  json hello, ceilings, baseline, profile;
+  std::map<std::string, std::vector<json>> launches;  // kernel name -> launch records
+  std::vector<agents::KernelProfile> ranked;
+  std::vector<search::KernelOutcome> outcomes;
+  std::vector<std::string> stitched;  // one module text per graph
+  std::optional<verify::GateRecord> e2e;
+  bool changed = false;
+  std::string fallback_note;
+  json stages = json::array();
+  Clock::time_point t0 = Clock::now();
+
+  bool gpu() const { return o.device != "cpu"; }
+  std::chrono::seconds timeout() const { return std::chrono::seconds(o.timeout_s); }
+  void say(const std::string& what) const {
+    if (!o.quiet) std::cerr << "[kernelopt] " << what << "\n";
+  }
+};
+
+// A failed worker reply for a stage the job cannot do without: one line naming what failed.
+json must(const json& reply, const std::string& what) {
+  if (reply.value("ok", false)) return reply;
+  std::string why = reply.value("error", "unknown error");
+  why = why.substr(0, why.find('\n'));
+  if (reply.contains("failure")) why = reply["failure"].get<std::string>() + ": " + why;
+  throw UserError(fmt::format("{} failed: {}", what, why));
+}
+
+template <class F>
+void stage(Job& job, const std::string& name, F&& body) {
+  auto t = Clock::now();
+  body();
+  double s = std::chrono::duration<double>(Clock::now() - t).count();
+  job.stages.push_back({{"name", name}, {"seconds", s}});
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!item.empty()) out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+void load(Job& job) {
+  const OptimizeOptions& o = job.o;
+  fs::path target(o.target);
+  if (ir::is_bundle_dir(o.target)) {
+    job.bundle_dir = o.target;
+  } else if (fs::is_regular_file(target) && target.extension() == ".py") {
+    if (!job.gpu())
+      throw UserError(fmt::format("{}: a problem file is captured with torch.compile on a GPU; in CPU mode pass a "
+                                  "bundle captured on a GPU (kernelopt capture on a GPU machine)",
+                                  o.target));
+    fs::path dir = job.out / "bundle";
+    job.say(fmt::format("capturing {} with torch.compile into {}", o.target, dir.string()));
+    CaptureOptions c;
+    c.problem = o.target, c.out = dir.string(), c.mode = o.mode, c.device = "cuda", c.dtype = o.dtype, c.force = true;
+    if (int rc = capture_and_wait(c); rc != 0)
+      throw UserError(fmt::format("capturing {} failed (exit {}); see the error above", o.target, rc));
+    job.bundle_dir = dir.string();
+  } else if (!fs::exists(target)) {
+    throw UserError(fmt::format("{}: no such file or directory; pass a problem .py file or a bundle directory", o.target));
+  } else {
+    throw UserError(fmt::format("{}: neither a bundle directory (with meta.json) nor a problem .py file", o.target));
+  }
+  job.bundle = ir::load_bundle(job.bundle_dir);
+}
+
+void start(Job& job) {
+  std::vector<std::string> gpus = split_list(job.o.gpus);
+  if (gpus.empty()) throw UserError("--gpus: give at least one GPU index, e.g. --gpus 0 or --gpus 0,1");
+  job.say(job.gpu() ? fmt::format("starting {} worker(s) on GPU {}", gpus.size(), job.o.gpus)
+                    : "starting a CPU worker (Triton interpreter; no performance is measured)");
+  job.sup = start_workers(job.o.device, gpus);
+  job.hello = job.sup->hellos().at(0);
+}
+
+void ceilings(Job& job, report::ResultsDb& db) {
+  if (!job.gpu()) return;
+  std::string gpu = job.hello["gpu"].value("name", "?"), torch = job.hello["versions"].value("torch", "?"),
+              triton = job.hello["versions"].value("triton", "?");
+  auto cached = db.ceilings(gpu, torch, triton);
+  if (!cached) {
+    job.say("measuring ceilings (copy bandwidth, matmul rates); cached for this GPU afterwards");
+    json c = must(job.sup->call({{"op", "ceilings"}}, job.timeout()), "measuring ceilings");
+    c.erase("id"), c.erase("ok");
+    db.put_ceilings(gpu, torch, triton, c);
+    cached = c;
+  }
+  job.ceilings = *cached;
+}
+
+void baseline(Job& job) {
+  job.say("running the baseline module against the eager model");
+  job.baseline = must(job.sup->call({{"op", "run_baseline"}, {"bundle", job.bundle_dir}}, job.timeout()),
+                      "the baseline run");
+  if (!job.baseline["match"].get<bool>()) {
+    // Vendor kernels may differ from eager (TF32 convolutions); the float64 model decides whether the
+    // baseline is still as accurate as its precision allows. G3 compares candidates with the same rule.
+    json fp64 = must(job.sup->call({{"op", "run_fp64"}, {"bundle", job.bundle_dir}}, job.timeout()), "the float64 run");
+    job.baseline["vs_fp64"] = fp64["baseline_vs_fp64"];
+  }
+}
+
+void record_launches(Job& job) {
+  json r = must(job.sup->call({{"op", "record_launches"}, {"bundle", job.bundle_dir}}, job.timeout()),
+                "recording the kernels' launches");
+  for (const json& l : r["launches"]) job.launches[l.value("name", "")].push_back(l);
+}
+
+void profile(Job& job) {
+  if (!job.gpu()) return;
+  job.say("profiling the baseline module");
+  job.profile = must(job.sup->call({{"op", "profile"}, {"bundle", job.bundle_dir}, {"reps", 20}}, job.timeout()),
+                     "profiling");
+}
+
+void plan(Job& job, agents::Agents& agents) {
+  std::map<std::string, json> timed;
+  if (job.profile.is_object())
+    for (const json& k : job.profile.value("kernels", json::array())) timed[k.value("name", "")] = k;
+  std::vector<agents::KernelProfile> kernels;
+  for (size_t g = 0; g < job.bundle->graphs.size(); ++g)
+    for (const ir::Kernel& k : job.bundle->graphs[g]->kernels) {
+      agents::KernelProfile p;
+      p.kernel = &k;
+      p.graph = g;
+      p.family = profile::family(k);
+      p.launches = job.launches[k.name];
+      if (auto it = timed.find(k.name); it != timed.end()) {
+        p.time_ms = it->second.value("ms_per_run", 0.0);
+        p.calls_per_run = it->second.value("calls_per_run", 0.0);
+      } else {
+        p.calls_per_run = static_cast<double>(p.launches.size());
+      }
+      kernels.push_back(std::move(p));
+    }
+  std::optional<json> c;
+  if (!job.ceilings.is_null()) c = job.ceilings;
+  job.ranked = agents.profiler->rank(std::move(kernels), c);
+}
+
+void search(Job& job, agents::Agents& agents, report::ResultsDb& db) {
+  search::SearchOptions so;
+  so.gpu = job.gpu();
+  so.max_cascades = job.o.max_cascades >= 0 ? static_cast<size_t>(job.o.max_cascades) : (job.gpu() ? 3 : 1);
+  so.deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(job.o.budget_s * 1000));
+  so.cascade.seeds = job.o.seeds;
+  so.cascade.gamma = job.o.gamma;
+  so.cascade.timeout = job.timeout();
+  so.cache_prefix = job.gpu() ? fmt::format("{}|{}|{}", job.hello["gpu"].value("name", "?"),
+                                            job.hello["versions"].value("torch", "?"),
+                                            job.hello["versions"].value("triton", "?"))
+                              : fmt::format("cpu|{}|{}", job.hello["versions"].value("torch", "?"),
+                                            job.hello["versions"].value("triton", "?"));
+  search::Cache cache{db, {}};
+  std::mutex say_mu;
+  search::Progress progress = [&](const std::string& line) {
+    std::lock_guard lock(say_mu);
+    job.say(line);
+  };
+  // One search thread per worker; kernels are taken in ranked order (most recoverable time first).
+  job.outcomes.resize(job.ranked.size());
+  std::atomic<size_t> next{0};
+  size_t threads = std::max<size_t>(1, std::min(job.sup->hellos().size(), job.ranked.size()));
+  auto work = [&] {
+    for (size_t i; (i = next++) < job.ranked.size();)
+      job.outcomes[i] = search::search_kernel(*job.sup, *job.bundle, agents, job.ranked[i], so, cache, progress);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+}
+
+void stitch_modules(Job& job) {
+  std::vector<std::vector<stitch::Replacement>> reps(job.bundle->graphs.size());
+  for (const search::KernelOutcome& k : job.outcomes)
+    if (k.chosen)
+      reps[k.profile.graph].push_back(
+          {k.profile.kernel->name, k.candidates[*k.chosen].candidate.source, k.candidates[*k.chosen].candidate.id});
+  for (size_t g = 0; g < job.bundle->graphs.size(); ++g) {
+    job.stitched.push_back(stitch::stitch(*job.bundle->graphs[g], reps[g]));
+    job.changed = job.changed || !reps[g].empty();
+  }
+}
+
+void end_to_end(Job& job) {
+  if (!job.changed) return;
+  job.say("end-to-end gate: the re-stitched model against the baseline");
+  verify::CascadeOptions co;
+  co.seeds = job.o.seeds;
+  co.gamma = job.o.gamma;
+  co.timeout = job.timeout();
+  job.e2e = verify::end_to_end(*job.sup, *job.bundle, job.stitched, co);
+  bool ok = job.e2e->status == "passed" || job.e2e->status == "not_measured";
+  if (!ok) {
+    // The kernels passed alone but the model as a whole did not: keep the compiler's modules.
+    job.fallback_note = "the re-stitched model failed its end-to-end gate; the result is the baseline unchanged";
+    job.say(job.fallback_note);
+    job.changed = false;
+  }
+}
+
+void write(Job& job) {
+  fs::create_directories(job.out / "baseline");
+  auto copy = [&](const fs::path& from, const fs::path& to) {
+    std::error_code ec;
+    if (fs::equivalent(from, to, ec)) return;
+    fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+    if (ec) throw UserError(fmt::format("{}: cannot write ({}); check --out", to.string(), ec.message()));
+  };
+  fs::path b(job.bundle_dir);
+  copy(b / "meta.json", job.out / "meta.json");
+  copy(b / job.bundle->meta.value("problem", "problem.py"), job.out / job.bundle->meta.value("problem", "problem.py"));
+  for (size_t g = 0; g < job.bundle->graphs.size(); ++g) {
+    std::string name = job.bundle->meta["graphs"][g]["module"];
+    copy(b / name, job.out / "baseline" / name);
+    fs::path dst = job.out / name;
+    std::ofstream f(dst, std::ios::binary | std::ios::trunc);
+    // A fallback writes the baseline module itself: the result is always loadable.
+    const std::string& text = job.changed ? job.stitched[g] : job.bundle->graphs[g]->module->source();
+    f << text;
+    if (!f) throw UserError(fmt::format("{}: cannot write; check --out", dst.string()));
+  }
+}
+
+}  // namespace
+
+int optimize(const OptimizeOptions& o) {
+  if (o.device != "cuda" && o.device != "cpu") throw UserError("--device " + o.device + ": use cuda or cpu");
+  if (o.budget_s <= 0) throw UserError("--budget must be a positive number of seconds");
+  agents::Agents agents = agents::make_agents(o.agents);
+  Job job{o};
+  fs::path target(o.target);
+  job.out = !o.out.empty() ? fs::path(o.out)
+                           : fs::path(target.filename().string().empty() ? target.parent_path().filename() : target.stem())
+                                 .concat(".kernelopt");
+  report::ResultsDb db(o.db.empty() ? report::ResultsDb::default_path() : o.db);
+
+  stage(job, "load", [&] { load(job); });
+  stage(job, "workers", [&] { start(job); });
+  stage(job, "ceilings", [&] { ceilings(job, db); });
+  stage(job, "baseline", [&] { baseline(job); });
+  stage(job, "launches", [&] { record_launches(job); });
+  stage(job, "profile", [&] { profile(job); });
+  stage(job, "plan", [&] { plan(job, agents); });
+  stage(job, "search", [&] { search(job, agents, db); });
+  stage(job, "stitch", [&] { stitch_modules(job); });
+  stage(job, "end_to_end", [&] { end_to_end(job); });
+  json report;
+  stage(job, "write", [&] {
+    write(job);
+    report = build_report({job.o, job.out, job.bundle_dir, *job.bundle, job.hello, job.ceilings, job.baseline,
+                           job.profile, job.outcomes, job.e2e, job.changed, job.fallback_note, job.stages,
+                           std::chrono::duration<double>(Clock::now() - job.t0).count()});
+    report::write_reports(report, job.out);
+  });
+  db.add_record("optimize", job.bundle_dir, report);
+  if (o.json) std::cout << report.dump(2) << "\n";
+  else print_summary(report);
+  return 0;
+}
+
+}  // namespace kopt::cli

@@ -1,0 +1,155 @@
+#include "cli/optimize_report.h"
+
+#include <fmt/format.h>
+
+namespace kopt::cli {
+
+using nlohmann::json;
+
+namespace {
+
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+// One line per gate for the report (the full evidence stays in report.json's `evidence`).
+std::string gate_summary(const json& g) {
+  const json& e = g.value("evidence", json::object());
+  if (e.contains("error")) return e["error"].get<std::string>().substr(0, 200);
+  if (e.contains("reason") && e["reason"].is_string()) return e["reason"].get<std::string>().substr(0, 200);
+  if (e.contains("speedup") && e["speedup"].is_number()) return fmt::format("{:.3f}x", e["speedup"].get<double>());
+  if (e.contains("findings"))
+    for (const json& f : e["findings"])
+      if (!f.value("passed", true)) return f.value("message", "");
+  if (e.contains("rule") && e["rule"].is_string()) return e["rule"].get<std::string>();
+  return "";
+}
+
+json kernel_json(const search::KernelOutcome& k, bool measured) {
+  const agents::KernelProfile& p = k.profile;
+  json cands = json::array();
+  for (const search::CandidateRecord& c : k.candidates) {
+    json cj = search::candidate_json(c);
+    for (json& g : cj["gates"]) g["summary"] = gate_summary(g);
+    cands.push_back(cj);
+  }
+  std::optional<double> after;
+  if (k.chosen && measured && p.time_ms && k.speedup) after = *p.time_ms / *k.speedup;
+  std::string note = k.note;
+  if (after && p.floor_ms && *after > 1.3 * *p.floor_ms && note.empty())
+    note = fmt::format("accepted at {:.2f}x its floor: the built-in agents found no faster safe variant in the budget",
+                       *after / *p.floor_ms);
+  return {{"name", p.kernel->name},
+          {"graph", p.graph},
+          {"kind", p.kernel->kind},
+          {"family", p.family},
+          {"aten_ops", p.kernel->aten_ops},
+          {"bottleneck", p.bottleneck},
+          {"bytes", p.cost.bytes()},
+          {"flops", p.cost.flops_known ? json(p.cost.flops) : json(nullptr)},
+          {"floor_ms", opt(p.floor_ms)},
+          {"baseline_ms", measured ? opt(p.time_ms) : json(nullptr)},
+          {"optimized_ms", opt(after)},
+          {"calls_per_run", p.calls_per_run},
+          {"accepted", k.chosen.has_value()},
+          {"chosen", k.chosen ? json(k.candidates[*k.chosen].candidate.id) : json(nullptr)},
+          {"speedup", opt(k.speedup)},
+          {"strategies", k.plan.strategies},
+          {"search_seconds", k.seconds},
+          {"note", note},
+          {"candidates", cands}};
+}
+
+}  // namespace
+
+json build_report(const ReportInputs& in) {
+  bool measured = in.options.device != "cpu";
+  json kernels = json::array();
+  size_t accepted = 0, candidates = 0;
+  json rejected_at = {{"G1", 0}, {"G2", 0}, {"G3", 0}, {"G4", 0}};
+  for (const search::KernelOutcome& k : in.outcomes) {
+    kernels.push_back(kernel_json(k, measured));
+    accepted += k.chosen.has_value() && in.changed;
+    for (const search::CandidateRecord& c : k.candidates) {
+      ++candidates;
+      if (c.result && !c.result->accepted && !c.result->gates.empty()) {
+        std::string g = c.result->gates.back().gate;
+        rejected_at[g] = rejected_at.value(g, 0) + 1;
+      }
+    }
+  }
+  // The module's times: the end-to-end gate measured baseline and optimized through the same call path.
+  json module = {{"baseline_ms", nullptr}, {"optimized_ms", nullptr}, {"speedup", nullptr},
+                 {"triton_ms", nullptr},   {"vendor_ms", nullptr},    {"changed", in.changed},
+                 {"end_to_end", nullptr}};
+  if (measured && in.profile.is_object()) {
+    module["triton_ms"] = in.profile.value("triton_ms", 0.0);
+    module["vendor_ms"] = in.profile.value("vendor_ms", 0.0);
+    if (in.profile.contains("module")) module["baseline_ms"] = in.profile["module"].value("median_ms", 0.0);
+    if (!in.changed) module["optimized_ms"] = module["baseline_ms"], module["speedup"] = 1.0;
+  }
+  if (in.e2e) {
+    module["end_to_end"] = {{"gate", in.e2e->gate}, {"status", in.e2e->status}, {"evidence", in.e2e->evidence}};
+    const json& e = in.e2e->evidence;
+    if (in.changed && e.contains("baseline") && e["baseline"].is_object() && e.contains("optimized")) {
+      module["baseline_ms"] = e["baseline"].value("median_ms", 0.0);
+      module["optimized_ms"] = e["optimized"].value("median_ms", 0.0);
+      if (e.contains("speedup")) module["speedup"] = e["speedup"];
+    }
+  }
+  json vendor = json::array();
+  if (in.profile.is_object())
+    for (const json& k : in.profile.value("kernels", json::array()))
+      if (!k.value("triton", true)) vendor.push_back({{"name", k.value("name", "")}, {"ms_per_run", k.value("ms_per_run", 0.0)}});
+  json ceilings = nullptr;
+  if (in.ceilings.is_object()) {
+    const json rates = in.ceilings.value("matmul_flops_per_s", json::object());
+    ceilings = {{"copy_tbps", in.ceilings.value("copy_bytes_per_s", 0.0) / 1e12},
+                {"fp32_tflops", rates.value("fp32", 0.0) / 1e12},
+                {"bf16_tflops", rates.value("bf16", 0.0) / 1e12},
+                {"fp16_tflops", rates.value("fp16", 0.0) / 1e12}};
+  }
+  std::string headline_note = in.fallback_note;
+  if (headline_note.empty() && !in.changed)
+    headline_note = "no kernel was replaced: every kernel keeps the compiler's version (see each kernel's note)";
+  return {{"format", "kernelopt-report"},
+          {"format_version", 1},
+          {"bundle", in.bundle_dir},
+          {"problem", in.bundle.meta.value("problem_name", in.bundle.meta.value("problem", ""))},
+          {"out_dir", in.out.string()},
+          {"device", in.options.device},
+          {"gpu", in.hello.contains("gpu") && in.hello["gpu"].is_object() ? json(in.hello["gpu"].value("name", "")) : json(nullptr)},
+          {"versions", in.hello.value("versions", json::object())},
+          {"performance_measured", measured},
+          {"agents", in.options.agents},
+          {"budget_s", in.options.budget_s},
+          {"elapsed_s", in.elapsed_s},
+          {"stages", in.stages},
+          {"ceilings", ceilings},
+          {"baseline_vs_eager", {{"match", in.baseline.value("match", false)}}},
+          {"module", module},
+          {"note", headline_note},
+          {"kernels", kernels},
+          {"vendor", vendor},
+          {"summary", {{"kernels", in.outcomes.size()}, {"accepted", accepted}, {"candidates", candidates},
+                       {"rejected_at", rejected_at}}}};
+}
+
+void print_summary(const json& r) {
+  const json& m = r["module"];
+  bool measured = r.value("performance_measured", false);
+  fmt::print("kernelopt optimize {} -> {}\n", r.value("bundle", ""), r.value("out_dir", ""));
+  for (const json& k : r["kernels"]) {
+    std::string status = k.value("accepted", false) ? "accepted " + k.value("chosen", std::string()) : "fallback";
+    std::string speed = measured && k["speedup"].is_number() ? fmt::format(" {:.3f}x", k["speedup"].get<double>()) : "";
+    fmt::print("  {:<60} {:<14} {}{}{}\n", k.value("name", "").substr(0, 60), k.value("family", ""), status, speed,
+               k.value("note", "").empty() ? "" : " — " + k.value("note", ""));
+  }
+  if (measured && m["speedup"].is_number())
+    fmt::print("module: {:.4f} ms -> {:.4f} ms ({:.3f}x)\n", m.value("baseline_ms", 0.0), m.value("optimized_ms", 0.0),
+               m["speedup"].get<double>());
+  else if (!measured)
+    fmt::print("performance not measured (CPU mode): kernels replaced were verified for correctness only\n");
+  if (!r.value("note", "").empty()) fmt::print("{}\n", r.value("note", ""));
+  fmt::print("wrote {0}/report.md, {0}/report.html, {0}/report.json\n", r.value("out_dir", ""));
+}
+
+}  // namespace kopt::cli

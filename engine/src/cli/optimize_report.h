@@ -1,0 +1,39 @@
+// The report object of `kernelopt optimize` (docs/report.md) built from what the
+// job's stages found, and the short summary printed at the end.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "artifact/bundle.h"
+#include "cli/commands.h"
+#include "search/search.h"
+#include "verify/cascade.h"
+
+namespace kopt::cli {
+
+struct ReportInputs {
+  const OptimizeOptions& options;
+  std::filesystem::path out;
+  std::string bundle_dir;
+  const ir::Bundle& bundle;
+  const nlohmann::json& hello;
+  const nlohmann::json& ceilings;  // the worker's ceilings (null in CPU mode)
+  const nlohmann::json& baseline;  // run_baseline's reply
+  const nlohmann::json& profile;   // profile's reply (null in CPU mode)
+  const std::vector<search::KernelOutcome>& outcomes;
+  const std::optional<verify::GateRecord>& e2e;
+  bool changed;
+  std::string fallback_note;
+  const nlohmann::json& stages;
+  double elapsed_s;
+};
+
+nlohmann::json build_report(const ReportInputs& in);
+void print_summary(const nlohmann::json& report);
+
+}  // namespace kopt::cli

@@ -1,0 +1,253 @@
+#include "search/search.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "verify/outputs.h"
+
+namespace kopt::search {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// The launch shapes a kernel ran with: part of every cache key (same source, other shapes, other result).
+std::string shape_key(const agents::KernelProfile& k) {
+  json shapes = json::array();
+  for (const json& l : k.launches) shapes.push_back(l.value("args", json::array()));
+  return verify::source_hash(shapes.dump());
+}
+
+std::string cache_key(const SearchOptions& o, const agents::KernelProfile& k, const std::string& cand_hash) {
+  return fmt::format("{}|{}|{}|{}", o.cache_prefix, verify::source_hash(k.kernel->source), shape_key(k), cand_hash);
+}
+
+verify::CascadeResult result_from_json(const json& j) {
+  verify::CascadeResult r;
+  r.accepted = j.value("accepted", false);
+  r.performance_measured = j.value("performance_measured", false);
+  r.kernel = j.value("kernel", "");
+  r.candidate_hash = j.value("candidate_hash", "");
+  for (const json& g : j.value("gates", json::array()))
+    r.gates.push_back({g.value("gate", ""), g.value("status", ""), g.value("evidence", json::object())});
+  return r;
+}
+
+std::optional<double> g4_speedup(const verify::CascadeResult& r) {
+  for (const auto& g : r.gates)
+    if (g.gate == "G4" && g.status == "passed" && g.evidence.contains("speedup")) return g.evidence["speedup"].get<double>();
+  return std::nullopt;
+}
+
+class KernelSearch {
+ public:
+  KernelSearch(worker::Supervisor& sup, const ir::Bundle& b, agents::Agents& a, const agents::KernelProfile& k,
+               const SearchOptions& o, Cache& cache, const Progress& progress)
+      : sup_(sup), b_(b), a_(a), o_(o), cache_(cache), progress_(progress) {
+    out_.profile = k;
+    for (size_t g = 0; g < b.graphs.size(); ++g)
+      if (b.graphs[g]->find_kernel(k.kernel->name) == k.kernel) graph_ = g;
+  }
+
+  KernelOutcome run() {
+    auto t0 = Clock::now();
+    const auto& k = out_.profile;
+    out_.plan = a_.planner->plan(k);
+    if (out_.plan.strategies.empty()) {
+      out_.note = "not searched: " + out_.plan.note;
+      return finish(t0);
+    }
+    std::vector<agents::Candidate> proposals = a_.coder->propose(k, out_.plan);
+    for (auto& c : proposals) add(std::move(c));
+    say(fmt::format("{} candidate(s) proposed ({})", out_.candidates.size(), fmt::join(out_.plan.strategies, ", ")));
+    std::vector<size_t> order = screen(all_indices());
+    size_t cascades = 0;
+    for (size_t i : order) {
+      if (cascades >= o_.max_cascades || out_of_time()) break;
+      ++cascades;
+      if (verify(i) && o_.gpu) break;  // the fastest screened candidate that passes is the one to tune
+      if (!o_.gpu && out_.chosen) break;
+      if (!out_.candidates[i].result || out_.candidates[i].result->accepted) continue;
+      if (auto fix = a_.reviewer->repair(k, out_.candidates[i].candidate, *out_.candidates[i].result)) {
+        size_t j = add(std::move(*fix));
+        if (j != SIZE_MAX && cascades < o_.max_cascades && !out_of_time()) ++cascades, verify(j);
+      }
+    }
+    for (size_t r = 0; o_.gpu && out_.chosen && r < o_.tune_rounds && !out_of_time() && !near_floor(); ++r) {
+      std::vector<std::string> tried;
+      for (const auto& c : out_.candidates) tried.push_back(c.hash);
+      size_t before = out_.candidates.size();
+      for (auto& c : a_.tuner->neighbours(k, out_.candidates[*out_.chosen].candidate, tried)) add(std::move(c));
+      std::vector<size_t> fresh;
+      for (size_t i = before; i < out_.candidates.size(); ++i) fresh.push_back(i);
+      if (fresh.empty()) break;
+      std::vector<size_t> ranked = screen(fresh);
+      double best = out_.candidates[*out_.chosen].screen_ratio.value_or(1.0);
+      if (ranked.empty() || out_.candidates[ranked.front()].screen_ratio.value_or(9) >= best) break;
+      say(fmt::format("tuning round {}: {} neighbour(s), best screened {:.3f}x of baseline", r + 1, fresh.size(),
+                      *out_.candidates[ranked.front()].screen_ratio));
+      verify(ranked.front());
+    }
+    if (!out_.chosen) {
+      size_t rejected = 0;
+      for (const auto& c : out_.candidates) rejected += c.outcome == "rejected";
+      out_.note = o_.gpu ? fmt::format("fallback to the compiler's kernel: no candidate passed every gate "
+                                       "({} verified and rejected)", rejected)
+                         : "fallback: no candidate passed G1-G3";
+    }
+    return finish(t0);
+  }
+
+ private:
+  void say(const std::string& what) { progress_(fmt::format("{}: {}", out_.profile.kernel->name, what)); }
+  bool out_of_time() const { return Clock::now() >= o_.deadline; }
+  bool near_floor() const {
+    const auto& k = out_.profile;
+    if (!k.time_ms || !k.floor_ms || !out_.speedup) return false;
+    return *k.time_ms / *out_.speedup <= o_.near_floor * *k.floor_ms;
+  }
+  std::vector<size_t> all_indices() const {
+    std::vector<size_t> v(out_.candidates.size());
+    for (size_t i = 0; i < v.size(); ++i) v[i] = i;
+    return v;
+  }
+
+  size_t add(agents::Candidate c) {
+    std::string h = verify::source_hash(c.source);
+    for (const auto& r : out_.candidates)
+      if (r.hash == h) return SIZE_MAX;  // proposed twice: measured once
+    c.id = fmt::format("c{}", out_.candidates.size() + 1);
+    CandidateRecord rec;
+    rec.candidate = std::move(c);
+    rec.hash = h;
+    out_.candidates.push_back(std::move(rec));
+    return out_.candidates.size() - 1;
+  }
+
+  // Times the candidates briefly against the original (GPU) and returns the ones worth a
+  // cascade, fastest first. CPU mode: nothing is timed; the coder's order stands.
+  std::vector<size_t> screen(const std::vector<size_t>& idx) {
+    if (!o_.gpu) return idx;
+    std::vector<size_t> todo;
+    for (size_t i : idx) {
+      std::lock_guard lock(cache_.mu);
+      if (auto hit = cache_.db.latest_record("screen", cache_key(o_, out_.profile, out_.candidates[i].hash))) {
+        out_.candidates[i].cached = true;
+        if (hit->contains("ratio")) out_.candidates[i].screen_ratio = (*hit)["ratio"].get<double>();
+        else out_.candidates[i].screen_error = hit->value("error", "");
+      } else {
+        todo.push_back(i);
+      }
+    }
+    if (!todo.empty() && !out_of_time()) {
+      json sources = json::array();
+      for (size_t i : todo) sources.push_back(out_.candidates[i].candidate.source);
+      json r = sup_.call({{"op", "screen"}, {"bundle", b_.dir}, {"graph", graph_}, {"kernel", out_.profile.kernel->name},
+                          {"sources", sources}, {"reps", o_.screen_reps}},
+                         o_.cascade.timeout);
+      if (!r.value("ok", false)) {
+        say("screening failed: " + r.value("error", "?").substr(0, 200));
+        for (size_t i : todo) out_.candidates[i].screen_error = "screening failed: " + r.value("error", "?").substr(0, 200);
+      } else {
+        double base = r["baseline"]["median_ms"];
+        for (size_t n = 0; n < todo.size(); ++n) {
+          const json& c = r["candidates"][n];
+          CandidateRecord& rec = out_.candidates[todo[n]];
+          json stored;
+          if (c.value("ok", false)) rec.screen_ratio = c["median_ms"].get<double>() / base, stored["ratio"] = *rec.screen_ratio;
+          else rec.screen_error = c.value("error", "?"), stored["error"] = rec.screen_error;
+          std::lock_guard lock(cache_.mu);
+          cache_.db.add_record("screen", cache_key(o_, out_.profile, rec.hash), stored);
+        }
+      }
+    }
+    std::vector<size_t> ranked;
+    for (size_t i : idx) {
+      CandidateRecord& rec = out_.candidates[i];
+      // Worth a cascade only if the screen saw it beat the original by the margin G4 will demand.
+      if (rec.screen_ratio && *rec.screen_ratio * o_.cascade.gamma < 1.0) ranked.push_back(i);
+      else if (rec.outcome == "not_run") rec.outcome = "screened_out";
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
+      return *out_.candidates[a].screen_ratio < *out_.candidates[b].screen_ratio;
+    });
+    return ranked;
+  }
+
+  // The full cascade on one candidate (or its cached result). Returns whether it was accepted.
+  bool verify(size_t i) {
+    CandidateRecord& rec = out_.candidates[i];
+    std::string key = cache_key(o_, out_.profile, rec.hash);
+    std::optional<json> hit;
+    {
+      std::lock_guard lock(cache_.mu);
+      hit = cache_.db.latest_record("cascade", key);
+    }
+    if (hit) {
+      rec.result = result_from_json(*hit);
+      rec.cached = true;
+    } else {
+      rec.result = verify::run_cascade(sup_, b_, graph_, *out_.profile.kernel, rec.candidate.source, o_.cascade);
+      std::lock_guard lock(cache_.mu);
+      cache_.db.add_record("cascade", key, rec.result->to_json());
+    }
+    rec.outcome = rec.result->accepted ? "accepted" : "rejected";
+    std::string at = rec.result->gates.empty() ? "" : rec.result->gates.back().gate;
+    auto sp = g4_speedup(*rec.result);
+    say(fmt::format("{} [{}] {}{}{}", rec.candidate.id, rec.candidate.description,
+                    rec.result->accepted ? "accepted" : "rejected at " + at,
+                    sp ? fmt::format(" ({:.3f}x)", *sp) : "", rec.cached ? " (cached)" : ""));
+    if (!rec.result->accepted) return false;
+    // Keep the fastest accepted candidate (CPU mode: the first one; no speed is claimed).
+    if (!out_.chosen || (sp && (!out_.speedup || *sp > *out_.speedup))) {
+      out_.chosen = i;
+      out_.speedup = sp;
+    }
+    return true;
+  }
+
+  KernelOutcome finish(Clock::time_point t0) {
+    out_.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    return std::move(out_);
+  }
+
+  worker::Supervisor& sup_;
+  const ir::Bundle& b_;
+  agents::Agents& a_;
+  const SearchOptions& o_;
+  Cache& cache_;
+  const Progress& progress_;
+  size_t graph_ = 0;
+  KernelOutcome out_;
+};
+
+}  // namespace
+
+KernelOutcome search_kernel(worker::Supervisor& sup, const ir::Bundle& bundle, agents::Agents& agents,
+                            const agents::KernelProfile& k, const SearchOptions& o, Cache& cache,
+                            const Progress& progress) {
+  return KernelSearch(sup, bundle, agents, k, o, cache, progress).run();
+}
+
+json candidate_json(const CandidateRecord& r) {
+  json gates = json::array();
+  std::optional<std::string> failed;
+  if (r.result) {
+    for (const auto& g : r.result->gates) {
+      gates.push_back({{"gate", g.gate}, {"status", g.status}, {"evidence", g.evidence}});
+      if (g.status == "failed") failed = g.gate;
+    }
+  }
+  std::optional<double> sp = r.result ? g4_speedup(*r.result) : std::nullopt;
+  json j = {{"id", r.candidate.id}, {"origin", r.candidate.origin}, {"description", r.candidate.description},
+            {"hash", r.hash}, {"outcome", r.outcome}, {"failed_gate", failed ? json(*failed) : json(nullptr)},
+            {"speedup", sp ? json(*sp) : json(nullptr)}, {"gates", gates}, {"cached", r.cached},
+            {"config", r.candidate.config}, {"parent", r.candidate.parent}};
+  if (r.screen_ratio) j["screen_ratio"] = *r.screen_ratio;
+  if (!r.screen_error.empty()) j["screen_error"] = r.screen_error;
+  return j;
+}
+
+}  // namespace kopt::search

@@ -1,0 +1,70 @@
+// The search for one kernel: the coder's candidates are screened (timed
+// briefly against the original, GPU only), the fastest go through the full
+// cascade, the tuner refines the accepted one, the reviewer repairs candidates
+// that did not compile or run. Every candidate and its outcome is kept for the
+// report; results are cached in the results database under the candidate,
+// kernel, launch shapes, GPU and software versions, so re-running a job
+// measures nothing new. The kernel falls back to the compiler's whenever
+// nothing is accepted.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agents/agent.h"
+#include "report/results_db.h"
+#include "verify/cascade.h"
+#include "worker/supervisor.h"
+
+namespace kopt::search {
+
+struct SearchOptions {
+  bool gpu = true;               // false: CPU mode, nothing is timed and no speed is claimed
+  size_t max_cascades = 3;       // full cascades per kernel for the coder's candidates (plus tuning)
+  size_t tune_rounds = 2;        // tuner rounds around the accepted candidate
+  int screen_reps = 10;
+  double near_floor = 1.05;      // stop early once a kernel is within this factor of its floor
+  std::chrono::steady_clock::time_point deadline;
+  verify::CascadeOptions cascade;
+  std::string cache_prefix;      // GPU model and versions: part of every cache key
+};
+
+struct CandidateRecord {
+  agents::Candidate candidate;
+  std::string hash;
+  std::string outcome = "not_run";      // accepted | rejected | screened_out | not_run
+  std::optional<double> screen_ratio;   // candidate / baseline median when screened
+  std::string screen_error;
+  std::optional<verify::CascadeResult> result;
+  bool cached = false;
+};
+
+struct KernelOutcome {
+  agents::KernelProfile profile;
+  agents::Plan plan;
+  std::vector<CandidateRecord> candidates;
+  std::optional<size_t> chosen;            // index into candidates
+  std::optional<double> speedup;           // G4's baseline / candidate median (GPU only)
+  std::string note;
+  double seconds = 0;
+};
+
+// Serialises database access from the search threads.
+struct Cache {
+  report::ResultsDb& db;
+  std::mutex mu;
+};
+
+using Progress = std::function<void(const std::string&)>;
+
+KernelOutcome search_kernel(worker::Supervisor& sup, const ir::Bundle& bundle, agents::Agents& agents,
+                            const agents::KernelProfile& k, const SearchOptions& o, Cache& cache,
+                            const Progress& progress);
+
+nlohmann::json candidate_json(const CandidateRecord& r);
+
+}  // namespace kopt::search

@@ -1,0 +1,100 @@
+"""Worker operations for the optimizer's search (docs/protocol.md): `screen`
+times many candidate sources of one kernel against the original, interleaved,
+with few repetitions, to rank them before the full cascade runs on the best.
+
+Candidates are compiled concurrently first (Inductor's compile pool builds the
+Triton binaries in parallel processes); a candidate that fails to compile or to
+run becomes a record with its error, never a failed request. Screening is a
+ranking, not a verdict: a screened time proves nothing until G4 measures it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import timing
+from .bundle_ops import get_bundle, run_baseline
+from .gpu_ops import _require_gpu
+from .launches import restore
+from .protocol import op
+
+
+def _compile_all(name: str, sources: list[str], device: str) -> list[tuple[Any, str | None]]:
+    from torch._inductor.async_compile import AsyncCompile
+
+    ac = AsyncCompile()
+    pending: list[Any] = []
+    for src in sources:
+        try:
+            pending.append(ac.triton(name, src, device_str=device))
+        except Exception as e:  # noqa: BLE001 - a candidate's failure is data
+            pending.append(e)
+    out: list[tuple[Any, str | None]] = []
+    for p in pending:
+        if isinstance(p, Exception):
+            out.append((None, _one_line(p)))
+            continue
+        try:
+            kernel = p.result() if not hasattr(p, "run") and hasattr(p, "result") else p
+            out.append((kernel, None))
+        except Exception as e:  # noqa: BLE001
+            out.append((None, _one_line(e)))
+    return out
+
+
+def _one_line(e: BaseException) -> str:
+    text = f"{type(e).__name__}: {e}".strip()
+    return text.splitlines()[0][:500] if text else type(e).__name__
+
+
+@op("screen")
+def screen(req: dict) -> dict:
+    """{bundle, graph, kernel, launch, sources, reps} -> the baseline's and each source's times."""
+    state = get_bundle(req)
+    if (skip := _require_gpu(state)) is not None:
+        return skip
+    import torch
+
+    if not state.launches:
+        run_baseline(req)
+    rec = state.launch(req.get("graph", 0), req["kernel"], req.get("launch", 0))
+    name = state.kernel_name(rec.graph, rec.kernel)
+    compiled = _compile_all(name, list(req["sources"]), state.device)
+    # Screening ranks, G4 decides: one set of buffers shared by every candidate (memory stays
+    # bounded for large kernels), restored to the recorded inputs before each repetition.
+    args = rec.fresh_args()
+    stream = torch.cuda.current_stream().cuda_stream
+
+    def prepare():
+        for a, r in zip(args, rec.args):
+            if isinstance(a, torch.Tensor):
+                restore(a, r)
+
+    def launch_fn(lau):
+        return lambda: lau.run(*args, stream=stream, **rec.kwargs)
+
+    results: list[dict] = [{} for _ in compiled]
+    fns: list[Any] = [launch_fn(lau) if lau is not None else None
+                      for lau in [getattr(state.modules[rec.graph], rec.kernel)] + [k for k, _ in compiled]]
+    preps = [prepare] * len(fns)
+    slots = []
+    # A first launch of each candidate outside timing: a launch-time failure (out of shared
+    # memory, an illegal instruction) is recorded and the candidate dropped.
+    for i, (kernel, err) in enumerate(compiled):
+        if err is not None:
+            results[i] = {"ok": False, "error": err}
+            continue
+        try:
+            preps[i + 1]()
+            fns[i + 1]()
+            torch.cuda.synchronize()
+            slots.append(i)
+        except Exception as e:  # noqa: BLE001
+            results[i] = {"ok": False, "error": _one_line(e)}
+            fns[i + 1] = None
+    live = [0] + [i + 1 for i in slots]
+    timed = timing.time_interleaved([fns[j] for j in live], reps=req.get("reps", 10),
+                                    prepare=[preps[j] for j in live], warmup=2)
+    for j, summary in zip(live[1:], timed[1:]):
+        results[j - 1] = {"ok": True, **summary}
+    return {"measured": True, "baseline": timed[0], "candidates": results}
