@@ -1,0 +1,200 @@
+"""report.html in a real browser: headless Chromium loads the page that
+kopt_render_report wrote (the engine's report writer, engine/src/report) and
+dumps the DOM after the page's own script ran. That script counts the SVG
+charts and the bars inside them that have a non-empty layout box and writes
+the counts into body[data-charts-rendered] / body[data-bars-rendered].
+
+Skipped only when Chromium is not installed and this is not CI; in CI
+(setup.sh installs the Debian package `chromium`) a missing browser fails."""
+
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+from conftest import ROOT
+
+GPU_REPORT = {
+    "format": "kernelopt-report",
+    "format_version": 1,
+    "bundle": "corpus/softmax_large",
+    "problem": "softmax_large.py",
+    "out_dir": "out/",
+    "device": "cuda",
+    "gpu": "NVIDIA H200",
+    "versions": {"torch": "2.11.0+cu130", "triton": "3.6.0", "cuda": "13.0"},
+    "performance_measured": True,
+    "agents": "builtin",
+    "budget_s": 60,
+    "elapsed_s": 41.2,
+    "stages": [
+        {"name": n, "seconds": s}
+        for n, s in [("load", 0.1), ("baseline", 2.5), ("profile", 3.0), ("plan", 0.01), ("search", 30.4),
+                     ("stitch", 0.2), ("end_to_end", 4.9), ("report", 0.09)]
+    ],
+    "ceilings": {"copy_tbps": 4.25, "fp32_tflops": 51.0, "bf16_tflops": 795.0, "fp16_tflops": 764.0},
+    "module": {"baseline_ms": 1.23, "optimized_ms": 0.984, "speedup": 1.25, "triton_ms": 0.9, "vendor_ms": 0.3,
+               "changed": True, "end_to_end": {"gate": "E2E", "status": "passed", "evidence": {"max_abs_err": 1e-6}}},
+    "kernels": [
+        {"name": "triton_red_fused__softmax_0", "graph": 0, "kind": "reduction", "family": "softmax",
+         "aten_ops": ["aten._softmax"], "bottleneck": "memory", "bytes": 268435456, "flops": 0, "floor_ms": 0.063,
+         "baseline_ms": 0.149, "optimized_ms": 0.131, "calls_per_run": 1, "accepted": True, "chosen": "c2",
+         "note": "2.08x above floor: two passes over each row",
+         "candidates": [
+             {"id": "c1", "origin": "config", "description": "XBLOCK=8 R0_BLOCK=1024 num_warps=8", "hash": "9f0c",
+              "outcome": "rejected", "failed_gate": "G2", "speedup": None,
+              "gates": [{"gate": "G1", "status": "passed", "summary": "ok"},
+                        {"gate": "G2", "status": "failed", "summary": "seed 3: max abs err 4.1e-2 > 1e-4"},
+                        {"gate": "G3", "status": "skipped"}, {"gate": "G4", "status": "skipped"}]},
+             {"id": "c2", "origin": "template:softmax", "description": "one pass per row", "hash": "aa11",
+              "outcome": "accepted", "failed_gate": None, "speedup": 1.137,
+              "gates": [{"gate": g, "status": "passed"} for g in ("G1", "G2", "G3", "G4")]},
+         ]},
+        {"name": "triton_poi_fused_gelu_1", "graph": 0, "kind": "pointwise", "family": "activation",
+         "aten_ops": ["aten.gelu"], "bottleneck": "memory", "bytes": 8388608, "flops": 2097152, "floor_ms": 0.00197,
+         "baseline_ms": 0.0021, "optimized_ms": None, "calls_per_run": 2, "accepted": False, "chosen": None,
+         "note": "within 1.1x of its floor already", "candidates": []},
+    ],
+    "vendor": [{"name": "sm90_xmma_gemm_bf16bf16_bf16f32", "ms_per_run": 0.3}],
+    "summary": {"kernels": 2, "accepted": 1, "candidates": 2, "rejected_at": {"G1": 0, "G2": 1, "G3": 0, "G4": 0}},
+}
+
+
+def cpu_report():
+    """CPU mode: no times, no ceilings, no GPU; floors absent, so the kernel chart shows bytes."""
+    r = copy.deepcopy(GPU_REPORT)
+    r.update(device="cpu", gpu=None, performance_measured=False, ceilings=None)
+    r["module"] = {"baseline_ms": None, "optimized_ms": None, "speedup": None, "triton_ms": None, "vendor_ms": None,
+                   "changed": False, "end_to_end": {"gate": "E2E", "status": "not_measured"}}
+    for k in r["kernels"]:
+        k.update(baseline_ms=None, optimized_ms=None, floor_ms=None, accepted=False, chosen=None)
+        for c in k["candidates"]:
+            c["speedup"] = None
+    r["vendor"][0]["ms_per_run"] = None
+    r["stages"][1]["seconds"] = None  # a stage without a time gets no bar
+    return r
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    if in_ci():
+        pytest.fail("chromium not found although CI is set: setup.sh installs the Debian package `chromium`")
+    pytest.skip("chromium not installed (apt-get install chromium); CI runs this test")
+
+
+def render_tool() -> str:
+    """$KOPT_RENDER_REPORT, else kopt_render_report on PATH, else build/engine/kopt_render_report."""
+    for cand in (os.environ.get("KOPT_RENDER_REPORT"), shutil.which("kopt_render_report"),
+                 str(ROOT / "build/engine/kopt_render_report")):
+        if cand and os.path.exists(cand):
+            return cand
+    pytest.fail("kopt_render_report not found: run ./setup.sh (it builds build/engine/), or set KOPT_RENDER_REPORT")
+
+
+@pytest.fixture(scope="module")
+def browser() -> str:
+    return chromium()
+
+
+def render(report: dict, tmp_path):
+    """Writes report.json, runs the tool into tmp_path/out, returns that directory."""
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps(report))
+    out = tmp_path / "out"
+    r = subprocess.run([render_tool(), str(src), str(out)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def dump_dom(browser: str, html, tmp_path) -> str:
+    cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+           "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
+           f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1280,2000",
+           "--virtual-time-budget=5000", "--dump-dom", html.as_uri()]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "</html>" in r.stdout, (r.stdout[-500:], r.stderr[-3000:])
+    return r.stdout
+
+
+def body_attrs(dom: str) -> dict:
+    m = re.search(r"<body([^>]*)>", dom)
+    assert m, dom[:500]
+    return dict(re.findall(r'([\w-]+)="([^"]*)"', m.group(1)))
+
+
+def emitted_bars(html: str) -> int:
+    return len(re.findall(r'<rect class="bar ', html))
+
+
+def test_gpu_report_charts_render(browser, tmp_path):
+    out = render(GPU_REPORT, tmp_path)
+    assert json.loads((out / "report.json").read_text()) == GPU_REPORT
+    assert (out / "report.md").read_text().startswith("# kernelopt report")
+    html = (out / "report.html").read_text()
+    attrs = body_attrs(dump_dom(browser, out / "report.html", tmp_path))
+    assert attrs.get("data-performance-measured") == "true"
+    # Per-kernel before/after/floor, the Triton/vendor stacked bar, time by stage.
+    assert attrs.get("data-charts-rendered") == "3", attrs
+    # 2 kernels x 3 bars + 2 segments + 8 stages, every one laid out with a non-zero box.
+    assert emitted_bars(html) == 16
+    assert attrs.get("data-bars-rendered") == "16", attrs
+
+
+def test_cpu_report_has_no_time_bars(browser, tmp_path):
+    out = render(cpu_report(), tmp_path)
+    html = (out / "report.html").read_text()
+    dom = dump_dom(browser, out / "report.html", tmp_path)
+    attrs = body_attrs(dom)
+    assert attrs.get("data-performance-measured") == "false"
+    assert "Performance not measured (CPU mode)." in dom
+    # The bytes chart (no floors without ceilings) and the stage chart; no Triton/vendor chart.
+    assert attrs.get("data-charts-rendered") == "2", attrs
+    assert emitted_bars(html) == 2 + 7
+    assert attrs.get("data-bars-rendered") == "9", attrs
+    for time_bar in ("bar-before", "bar-after", "seg-triton", "seg-vendor"):
+        assert f'class="bar {time_bar}"' not in dom
+    assert "null" not in (out / "report.md").read_text() and "null" not in html
+
+
+def test_hostile_text_is_inert_in_the_browser(browser, tmp_path):
+    r = copy.deepcopy(GPU_REPORT)
+    r["kernels"][0]["note"] = "<script>document.body.dataset.pwned='script'</script>"
+    r["kernels"][1]["note"] = "<img src=x onerror=\"document.body.dataset.pwned='img'\">"
+    r["kernels"][0]["name"] = "k</text><script>document.body.dataset.pwned='svg'</script>"
+    r["kernels"][0]["candidates"][0]["gates"][1]["summary"] = "</td></tr></table><b id=pwned>x</b>"
+    out = render(r, tmp_path)
+    dom = dump_dom(browser, out / "report.html", tmp_path)
+    attrs = body_attrs(dom)
+    assert "data-pwned" not in attrs, attrs
+    assert 'id="pwned"' not in dom
+    assert "&lt;script&gt;document.body.dataset.pwned='script'&lt;/script&gt;" in dom
+    # The page's own script still ran and the charts still render.
+    assert attrs.get("data-charts-rendered") == "3", attrs
+
+
+def test_tables_sort_by_value(browser, tmp_path):
+    out = render(GPU_REPORT, tmp_path)
+    html = (out / "report.html").read_text()
+    # A probe after the page's own script: click the Bytes header once, then again, and record the orders.
+    probe = """<script>document.addEventListener('DOMContentLoaded', function () {
+      var t = document.getElementById('kernel-table'), th = t.tHead.rows[0].cells[3];
+      function order() { return Array.prototype.map.call(t.tBodies[0].rows, function (r) { return r.cells[3].textContent; }).join(','); }
+      th.click(); document.body.dataset.asc = order();
+      th.click(); document.body.dataset.desc = order();
+    });</script>"""
+    probed = tmp_path / "probed.html"
+    probed.write_text(html.replace("</body>", probe + "</body>"))
+    attrs = body_attrs(dump_dom(browser, probed, tmp_path))
+    assert attrs.get("data-asc") == "8.4 MB,268.4 MB", attrs  # by value, not as text
+    assert attrs.get("data-desc") == "268.4 MB,8.4 MB", attrs
