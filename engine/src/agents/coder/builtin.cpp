@@ -6,6 +6,7 @@
 
 #include "agents/coder/config_space.h"
 #include "agents/coder/pin_config.h"
+#include "agents/coder/templates/templates.h"
 
 namespace kopt::agents {
 
@@ -36,6 +37,11 @@ std::vector<Candidate> config_candidates(const KernelProfile& k, const std::vect
 std::vector<Candidate> BuiltinCoder::propose(const KernelProfile& k, const Plan& p) {
   std::vector<Candidate> out;
   for (const std::string& strategy : p.strategies) {
+    if (strategy.rfind("template:", 0) == 0) {
+      std::string why;
+      for (Candidate& c : templates::instantiate(k, &why)) out.push_back(std::move(c));
+      continue;
+    }
     if (strategy != "config") continue;
     auto shape = kernel_shape(*k.kernel, k.launches.front(), nullptr);
     if (!shape) continue;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "agents/coder/config_space.h"
+#include "agents/coder/templates/templates.h"
 
 namespace kopt::agents {
 
@@ -20,8 +21,11 @@ Plan BuiltinPlanner::plan(const KernelProfile& k) {
     p.note = "never launched in the recorded run";
     return p;
   }
+  // Templates first: an expert kernel of the family can change the memory traffic, a launch
+  // config only how the same traffic is scheduled.
+  if (templates::has_template(k.family)) p.strategies.push_back("template:" + k.family);
   if (kernel_shape(*k.kernel, k.launches.front(), &why)) p.strategies.push_back("config");
-  else p.note = why;
+  if (p.strategies.empty()) p.note = why;
   return p;
 }
 

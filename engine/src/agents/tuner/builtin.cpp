@@ -13,7 +13,8 @@ namespace kopt::agents {
 
 std::vector<Candidate> BuiltinTuner::neighbours(const KernelProfile& k, const Candidate& accepted,
                                                 const std::vector<std::string>& tried) {
-  if (accepted.config.is_null()) return {};
+  // Templates come with their own launch configs; the config space here is the original kernel's.
+  if (accepted.config.is_null() || accepted.origin.rfind("template:", 0) == 0) return {};
   auto shape = kernel_shape(*k.kernel, k.launches.front(), nullptr);
   if (!shape) return {};
   std::vector<Candidate> out;

@@ -1,0 +1,18 @@
+"""Row log-softmax over 32000 columns (an LLM vocabulary), 4096 rows, bf16."""
+import torch
+import torch.nn as nn
+
+ROWS, COLS, DTYPE = 4096, 32000, torch.bfloat16
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.log_softmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(ROWS, COLS).to(DTYPE)]
+
+
+def get_init_inputs():
+    return []

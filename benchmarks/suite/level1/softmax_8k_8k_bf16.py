@@ -1,0 +1,18 @@
+"""Row softmax over 8192 columns, 8192 rows, bf16 (128 MiB in, 128 MiB out)."""
+import torch
+import torch.nn as nn
+
+ROWS, COLS, DTYPE = 8192, 8192, torch.bfloat16
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(ROWS, COLS).to(DTYPE)]
+
+
+def get_init_inputs():
+    return []

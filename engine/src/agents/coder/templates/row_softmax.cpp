@@ -1,0 +1,127 @@
+#include "agents/coder/templates/row_softmax.h"
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "agents/coder/pin_config.h"
+#include "agents/coder/templates/templates.h"
+#include "verify/outputs.h"
+
+namespace kopt::agents::templates {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int64_t kMaxRow = 32768;  // 64 fp32 registers per thread at 16 warps
+
+int64_t next_pow2(int64_t n) {
+  int64_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+bool contiguous_rows(const json& t, int64_t rows, int64_t cols) {
+  if (!t.contains("shape") || !t.contains("stride")) return false;
+  int64_t numel = 1, expect = 1;
+  const json &shape = t["shape"], &stride = t["stride"];
+  for (size_t d = shape.size(); d-- > 0;) {
+    int64_t n = shape[d];
+    if (n != 1 && stride[d].get<int64_t>() != expect) return false;
+    expect *= n, numel *= n;
+  }
+  return numel == rows * cols && !shape.empty() && shape.back().get<int64_t>() == cols;
+}
+
+}  // namespace
+
+std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not) {
+  auto no = [&](const std::string& why) {
+    if (why_not) *why_not = why;
+    return std::vector<Candidate>{};
+  };
+  const ir::Kernel& ker = *k.kernel;
+  if (ker.kind != "reduction" && ker.kind != "persistent_reduction") return no("not a reduction kernel");
+  // Only the ops of a plain (log-)softmax: anything else fused in would be dropped by the template.
+  static const std::set<std::string> allowed = {"prims.prepare_softmax_online", "aten.sub", "aten.exp",
+                                                "aten._softmax", "aten._log_softmax", "aten.log",
+                                                "aten.amax", "aten.sum", "aten.div",
+                                                "prims.convert_element_type"};
+  for (const std::string& op : ker.aten_ops)
+    if (!allowed.count(op)) return no("the kernel fuses " + op + " with the softmax");
+  std::vector<const ir::KernelParam*> runtime;
+  bool has_r0_block = false;
+  for (const ir::KernelParam& p : ker.signature) {
+    if (p.is_constexpr) has_r0_block = has_r0_block || p.name == "R0_BLOCK";
+    else runtime.push_back(&p);
+  }
+  if (runtime.size() != 4 || runtime[2]->name != "xnumel" || runtime[3]->name != "r0_numel")
+    return no("expected (input, output, xnumel, r0_numel) parameters");
+  std::vector<size_t> pure = verify::pure_output_args(ker);
+  if (pure != std::vector<size_t>{1}) return no("expected one input pointer and one pure output pointer");
+  for (const json& l : k.launches) {
+    const json& a = l["args"];
+    if (a.size() != 4 || !a[2].contains("value") || !a[3].contains("value")) return no("unexpected launch arguments");
+    int64_t rows = a[2]["value"], cols = a[3]["value"];
+    if (cols > kMaxRow) return no(fmt::format("rows of {} elements do not fit in registers", cols));
+    if (!contiguous_rows(a[0], rows, cols) || !contiguous_rows(a[1], rows, cols))
+      return no("input or output rows are not contiguous");
+    static const std::set<std::string> dtypes = {"float32", "float16", "bfloat16"};
+    if (!dtypes.count(a[0].value("dtype", "")) || a[0]["dtype"] != a[1]["dtype"]) return no("unsupported dtype");
+  }
+  if (k.launches.empty()) return no("never launched");
+  int64_t rows = k.launches.front()["args"][2]["value"], cols = k.launches.front()["args"][3]["value"];
+  for (const json& l : k.launches)
+    if (l["args"][3]["value"].get<int64_t>() != cols) return no("launches differ in row length");
+  int64_t rb = next_pow2(cols);
+  bool log = k.family == "log_softmax";
+  bool wide = rows * next_pow2(cols) >= (int64_t{1} << 31);
+  const std::string in = runtime[0]->name, out = runtime[1]->name;
+  std::string params;
+  for (const ir::KernelParam& p : ker.signature)
+    params += fmt::format("{}{}{}", params.empty() ? "" : ", ", p.name, p.is_constexpr ? " : tl.constexpr" : "");
+  std::string result = log ? "    y = (x - m) - tl.log(s)\n" : "    y = e / s\n";
+  std::string def = fmt::format(
+      "def {name}({params}):\n"
+      "    # kernelopt template row_{fam}: one pass, each row read once into registers.\n"
+      "    RB: tl.constexpr = {rb}\n"
+      "    rows = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]\n"
+      "    cols = tl.arange(0, RB)[None, :]\n"
+      "    mask = (rows < xnumel) & (cols < r0_numel)\n"
+      "    offs = rows{widen} * r0_numel + cols\n"
+      "    x = tl.load({in} + offs, mask, other=float('-inf'), eviction_policy='evict_first').to(tl.float32)\n"
+      "    m = tl.max(x, 1)[:, None]\n"
+      "    e = tl.where(mask, tl.exp(x - m), 0.0)\n"
+      "    s = tl.sum(e, 1)[:, None]\n"
+      "{result}"
+      "    tl.store({out} + offs, y.to({out}.dtype.element_ty), mask)\n",
+      fmt::arg("name", ker.entry), fmt::arg("params", params), fmt::arg("fam", k.family), fmt::arg("rb", rb),
+      fmt::arg("widen", wide ? ".to(tl.int64)" : ""), fmt::arg("in", in), fmt::arg("out", out),
+      fmt::arg("result", result));
+  std::string source = replace_entry(ker, def);
+  // Launch configs: rows per program so a program holds 1K-16K elements; warps so each thread
+  // holds 4-64 of them.
+  std::vector<Candidate> outc;
+  for (int64_t xb = 1; xb <= 64 && xb <= next_pow2(rows); xb *= 2) {
+    int64_t elems = xb * rb;
+    if (elems > 16384) break;
+    if (elems < 1024 && xb * 2 <= next_pow2(rows)) continue;  // short rows: take more of them per program
+    for (int w : {2, 4, 8, 16}) {
+      int64_t per_thread = elems / (32 * w);
+      if (per_thread > 64 || per_thread < 2) continue;
+      json c = {{"XBLOCK", xb}, {"num_warps", w}, {"num_stages", 1}};
+      if (has_r0_block) c["R0_BLOCK"] = std::min<int64_t>(rb, 4096);
+      Candidate cand;
+      cand.origin = "template:" + k.family;
+      cand.description = fmt::format("row {} one-pass, {}", k.family, describe_config(c));
+      cand.source = pin_config(source, ker.name, c);
+      cand.config = c;
+      outc.push_back(std::move(cand));
+    }
+  }
+  if (outc.empty()) return no("no launch config fits the row length");
+  return outc;
+}
+
+}  // namespace kopt::agents::templates

@@ -1,0 +1,31 @@
+#include "agents/coder/templates/templates.h"
+
+#include <stdexcept>
+
+#include "agents/coder/templates/row_softmax.h"
+
+namespace kopt::agents::templates {
+
+bool has_template(const std::string& family) { return family == "softmax" || family == "log_softmax"; }
+
+std::vector<Candidate> instantiate(const KernelProfile& k, std::string* why_not) {
+  if (k.family == "softmax" || k.family == "log_softmax") return row_softmax(k, why_not);
+  if (why_not) *why_not = "no template for family " + k.family;
+  return {};
+}
+
+std::string replace_entry(const ir::Kernel& k, const std::string& entry_def) {
+  ir::KernelSource ks = ir::parse_kernel_source(k.source, k.name, k.name);
+  if (!ks.heuristics) throw std::invalid_argument(k.name + ": no heuristics decorator to keep");
+  // Everything before the first decorator of the entry (imports, set_driver_to_gpu), the
+  // heuristics decorator as written, then the new function.
+  const py::Node* first = ks.entry->list("decorator_list").front();
+  size_t start = first->begin.offset;
+  while (start > 0 && k.source[start - 1] != '@') --start;
+  std::string prefix = k.source.substr(0, start - 1);
+  std::string decorator =
+      k.source.substr(ks.heuristics->begin.offset, ks.heuristics->end.offset - ks.heuristics->begin.offset);
+  return prefix + "@" + decorator + "\n@triton.jit\n" + entry_def;
+}
+
+}  // namespace kopt::agents::templates

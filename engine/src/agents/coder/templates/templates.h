@@ -1,0 +1,26 @@
+// The template library of the built-in coder: expert Triton kernels per family,
+// instantiated from the kernel's IR (parameter names, shapes, strides, dtypes
+// of its real launches). A template only proposes: each instance is an
+// ordinary candidate that must pass every gate, so a template applied where its
+// assumptions do not hold is rejected, never shipped.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agents/agent.h"
+
+namespace kopt::agents::templates {
+
+// Families with a template (the planner offers "template:<family>" for these).
+bool has_template(const std::string& family);
+
+// Instances for `k` (several launch configs of the template), or none when the kernel's
+// shape is outside what the template handles (the reason in *why_not).
+std::vector<Candidate> instantiate(const KernelProfile& k, std::string* why_not);
+
+// The kernel source with its @triton.jit entry replaced by `entry_def` (a full `def` with its
+// body), keeping the imports and the heuristics decorator; helpers of the original are dropped.
+std::string replace_entry(const ir::Kernel& k, const std::string& entry_def);
+
+}  // namespace kopt::agents::templates
