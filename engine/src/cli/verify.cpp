@@ -1,5 +1,7 @@
 // `kernelopt verify BUNDLE --kernel NAME --candidate KERNEL.py`: the cascade on
-// one candidate, each gate's outcome with its evidence; exit 0 only if accepted.
+// one candidate, then (if accepted) the end-to-end gate on the model with the
+// candidate stitched in; each gate's outcome with its evidence; exit 0 only if
+// accepted.
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -9,39 +11,59 @@
 
 #include "cli/commands.h"
 #include "report/results_db.h"
+#include "stitch/stitch.h"
 #include "util/error.h"
 #include "verify/cascade.h"
+#include "verify/end_to_end.h"
 
 namespace kopt::cli {
 
 namespace {
 
+using nlohmann::json;
+
+std::string timing_summary(const json& e, const char* cand) {
+  return fmt::format("{:.3f}x (baseline {:.4f} ms [p20 {:.4f}], {} {:.4f} ms [p80 {:.4f}], gamma {}){}",
+                     e.value("speedup", 0.0), e["baseline"].value("median_ms", 0.0), e["baseline"].value("p20_ms", 0.0),
+                     cand, e[cand].value("median_ms", 0.0), e[cand].value("p80_ms", 0.0), e.value("gamma", 0.0),
+                     e.contains("reason") ? "; " + e["reason"].get<std::string>() : "");
+}
+
+std::string model_summary(const json& e) {
+  if (e.contains("error")) return e["error"].get<std::string>().substr(0, 200);
+  return fmt::format("{}; vs baseline {:.2e}, vs float64 {:.2e} (baseline {:.2e})", e.value("rule", ""),
+                     e.value("vs_baseline_max_rel", 0.0), e.value("candidate_vs_fp64_max_rel", 0.0),
+                     e.value("baseline_vs_fp64_max_rel", 0.0));
+}
+
 std::string gate_summary(const verify::GateRecord& g) {
   const auto& e = g.evidence;
   if (g.gate == "G1") {
-    for (const auto& f : e.value("findings", nlohmann::json::array()))
-      if (!f.value("passed", true)) return f.value("message", "");
-    return fmt::format("{} checks", e.value("findings", nlohmann::json::array()).size());
+    for (const auto& f : e.value("findings", json::array()))
+      if (!f.value("passed", true)) return f.value("check", "") + ": " + f.value("message", "");
+    return fmt::format("{} checks", e.value("findings", json::array()).size());
   }
   if (g.gate == "G2") {
-    size_t runs = e.value("runs", nlohmann::json::array()).size();
-    if (g.status != "passed") return fmt::format("{} (after {} run(s))", e.value("reason", ""), runs);
+    size_t runs = e.value("runs", json::array()).size();
+    if (g.status != "passed") {
+      std::string why = e.value("reason", "");
+      const json& last = e["runs"].back();
+      if (last.contains("error")) why += ": " + last["error"].get<std::string>().substr(0, 200);
+      return fmt::format("{} (after {} run(s))", why, runs);
+    }
     double worst = 0;
     for (const auto& r : e["runs"]) worst = std::max(worst, r.value("max_rel", 0.0));
     return fmt::format("{} runs on recorded and fresh random inputs; max relative error {:.2e}", runs, worst);
   }
-  if (g.gate == "G3") {
-    if (e.contains("error")) return e["error"].get<std::string>().substr(0, 200);
-    return fmt::format("{}; vs baseline {:.2e}, vs float64 {:.2e} (baseline {:.2e})", e.value("rule", ""),
-                       e.value("vs_baseline_max_rel", 0.0), e.value("candidate_vs_fp64_max_rel", 0.0),
-                       e.value("baseline_vs_fp64_max_rel", 0.0));
+  if (g.gate == "G3") return model_summary(e);
+  if (g.gate == "E2E") {
+    std::string correct = "correctness: " + model_summary(e.value("correctness", json::object()));
+    if (e.contains("optimized")) return correct + "; " + timing_summary(e, "optimized");
+    return correct + (e.contains("reason") ? "; " + e["reason"].get<std::string>() : "");
   }
   if (g.status == "not_measured") return e.value("reason", "");
   if (e.contains("error")) return e["error"].get<std::string>().substr(0, 200);
-  return fmt::format("{:.3f}x (baseline {:.4f} ms [p20 {:.4f}], candidate {:.4f} ms [p80 {:.4f}], gamma {}){}",
-                     e.value("speedup", 0.0), e["baseline"].value("median_ms", 0.0), e["baseline"].value("p20_ms", 0.0),
-                     e["candidate"].value("median_ms", 0.0), e["candidate"].value("p80_ms", 0.0),
-                     e.value("gamma", 0.0), e.contains("reason") ? "; " + e["reason"].get<std::string>() : "");
+  return timing_summary(e, "candidate");
 }
 
 }  // namespace
@@ -62,15 +84,29 @@ int verify(const VerifyOptions& o) {
   if (!in) throw UserError(fmt::format("{}: cannot open the candidate; check the path", o.candidate));
   std::ostringstream ss;
   ss << in.rdbuf();
+  const std::string candidate = ss.str();
 
   if (!o.quiet) std::cerr << "[kernelopt] starting a worker and running the cascade\n";
   std::unique_ptr<worker::Supervisor> sup = start_worker(o.device, o.gpu);
   verify::CascadeOptions co;
   co.seeds = o.seeds;
   co.gamma = o.gamma;
+  co.reps = o.reps;
+  co.tol = {o.atol_fp32, o.rtol_fp32, o.atol_half, o.rtol_half};
   co.timeout = std::chrono::seconds(o.timeout_s);
-  verify::CascadeResult r = verify::run_cascade(*sup, *bundle, graph, *kernel, ss.str(), co);
-  nlohmann::json j = r.to_json();
+  verify::CascadeResult r = verify::run_cascade(*sup, *bundle, graph, *kernel, candidate, co);
+  if (r.accepted) {
+    // The whole model with this one candidate stitched in; every other graph as captured.
+    std::vector<std::string> modules;
+    for (size_t g = 0; g < bundle->graphs.size(); ++g)
+      modules.push_back(g == graph ? stitch::stitch(*bundle->graphs[g], {{kernel->name, candidate, o.candidate}})
+                                   : stitch::stitch(*bundle->graphs[g], {}));
+    r.gates.push_back(verify::end_to_end(*sup, *bundle, modules, co));
+    const std::string& e2e = r.gates.back().status;
+    r.accepted = e2e == "passed" || e2e == "not_measured";
+    r.performance_measured = r.performance_measured && e2e == "passed";
+  }
+  json j = r.to_json();
   j["bundle"] = o.bundle;
   j["candidate"] = o.candidate;
   j["device"] = o.device;
@@ -80,10 +116,10 @@ int verify(const VerifyOptions& o) {
     std::cout << j.dump(2) << "\n";
   } else {
     static const std::map<std::string, std::string> names = {
-        {"G1", "static"}, {"G2", "multi-seed"}, {"G3", "model"}, {"G4", "performance"}};
+        {"G1", "static"}, {"G2", "multi-seed"}, {"G3", "model"}, {"G4", "performance"}, {"E2E", "end-to-end"}};
     fmt::print("candidate {} for {} (hash {})\n", o.candidate, kernel->name, r.candidate_hash);
     for (const auto& g : r.gates)
-      fmt::print("  {} {:<12} {:<13} {}\n", g.gate, names.at(g.gate), g.status, gate_summary(g));
+      fmt::print("  {:<3} {:<12} {:<13} {}\n", g.gate, names.at(g.gate), g.status, gate_summary(g));
     fmt::print("{}\n", r.accepted ? (r.performance_measured ? "accepted"
                                                             : "accepted for correctness; performance not measured")
                                   : "rejected");

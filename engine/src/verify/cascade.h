@@ -16,16 +16,30 @@
 
 namespace kopt::verify {
 
+// Comparison tolerances per dtype, sent to the worker with every comparing request
+// (compare.py: elementwise |a-b| <= atol + rtol*|b| at G2; max|a-b| <= rtol * max|b|
+// at the model level). fp64 uses the fp32 pair; "half" is fp16 and bf16.
+struct Tolerances {
+  double atol_fp32 = 1e-4, rtol_fp32 = 1e-4;
+  double atol_half = 1e-2, rtol_half = 1e-2;
+  // {"float32": {"atol", "rtol"}, "float64": ..., "float16": ..., "bfloat16": ...}: the request field.
+  nlohmann::json to_json() const;
+};
+
 struct CascadeOptions {
   int seeds = 5;                   // G2: fresh random inputs per seed, plus the real recorded ones
-  double gamma = 1.03;             // G4: candidate must be at least this much faster
-  double fp64_slack = 1.05;        // G3: candidate error vs float64 may exceed the baseline's by this factor
-  int reps = 50;                   // G4 repetitions
-  std::chrono::seconds timeout{600};  // per worker request
+  double gamma = 1.03;             // G4 and E2E: candidate must be at least this much faster
+  double fp64_slack = 1.05;        // G3 and E2E: candidate error vs float64 may exceed the baseline's by this factor
+  int reps = 50;                   // G4 and E2E repetitions
+  Tolerances tol;                  // G2, G3, E2E
+  std::chrono::seconds timeout{600};  // per request that runs candidate code
+  // Loading the bundle and recording the baseline's launches (once per worker, before any candidate
+  // code runs): not the candidate's time, so a short `timeout` cannot fail a candidate for it.
+  std::chrono::seconds load_timeout{600};
 };
 
 struct GateRecord {
-  std::string gate;    // "G1", "G2", "G3", "G4"
+  std::string gate;    // "G1", "G2", "G3", "G4", "E2E"
   std::string status;  // "passed", "failed", "not_measured", "skipped"
   nlohmann::json evidence;
 };
@@ -38,6 +52,9 @@ struct CascadeResult {
   nlohmann::json to_json() const;
 };
 
+// G1 (static checks, then `compiles` in the worker) through G4, in order; the first failure stops.
+// The end-to-end gate on the re-stitched model is separate (verify/end_to_end.h): it runs once on
+// the final module, not once per candidate.
 CascadeResult run_cascade(worker::Supervisor& sup, const ir::Bundle& bundle, size_t graph, const ir::Kernel& kernel,
                           const std::string& candidate_source, const CascadeOptions& o);
 

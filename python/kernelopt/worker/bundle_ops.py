@@ -1,7 +1,9 @@
 """Worker operations on bundles (docs/protocol.md): load a bundle, run its
 baseline module against the eager model, record every launch's real
-arguments, run one kernel alone (its own source or a candidate's, with a given
-config), time and profile on the GPU, and run the model in float64.
+arguments, compile a candidate for a recorded launch (G1's `compiles`), run one
+kernel alone (its own source or a candidate's, with a given config, outputs
+poisoned), run the model with re-stitched modules, and run it in float64.
+Timing and profiles are in gpu_ops.py.
 
 A loaded bundle stays in the worker (keyed by its directory) so the launch
 records and modules are made once per worker, not once per request.
@@ -18,9 +20,11 @@ import torch
 
 from . import compare as cmp
 from .bundle_runner import BundleError, _BundleBackend, read_meta, rebuild_problem
+from .compile_check import compile_for_launch
 from .cpu_runtime import load_module
 from .launches import LaunchRecord, kernel_decls, kernel_vars, record_launches
 from .ops import device
+from .poison import FILLS, poison, poison_args  # noqa: F401 (poison: re-exported)
 from .protocol import op
 
 
@@ -167,22 +171,10 @@ def _kernel_source(state: BundleState, rec: LaunchRecord) -> str:
     return kernel_decls(state.sources[rec.graph])[rec.kernel][1]
 
 
-def poison(t: torch.Tensor) -> None:
-    """Fills an output before a run so an element the kernel never writes cannot pass as correct:
-    NaN for floats, the most negative value for integers, True for bools."""
-    if t.is_floating_point():
-        t.fill_(float("nan"))
-    elif t.dtype == torch.bool:
-        t.fill_(True)
-    else:
-        t.fill_(torch.iinfo(t.dtype).min)
-
-
-def _run_once(launcher, rec: LaunchRecord, seed: int | None = None, poisoned: tuple = ()) -> list[Any]:
+def _run_once(launcher, rec: LaunchRecord, seed: int | None = None, poisoned: tuple = (),
+              fill: str = "nan") -> list[Any]:
     args = rec.fresh_args() if seed is None else rec.synthesized_args(seed)
-    for i in poisoned:
-        if isinstance(args[i], torch.Tensor):
-            poison(args[i])
+    poison_args(args, poisoned, fill, -1 if seed is None else seed)
     stream = torch.cuda.current_stream().cuda_stream if rec_is_cuda(rec) else None
     launcher.run(*args, stream=stream, **rec.kwargs)
     if rec_is_cuda(rec):
@@ -205,37 +197,81 @@ def run_kernel(req: dict) -> dict:
     original = getattr(state.modules[rec.graph], rec.kernel)
     seed = req.get("seed")  # None: the real recorded arguments; an int: fresh random ones
     poisoned = tuple(req.get("poison", ()))  # argument indices that are pure outputs
-    want = _run_once(original, rec, seed, poisoned)
+    fill = req.get("poison_fill", "nan")  # "garbage" catches a candidate that skips "already written" outputs
+    if fill not in FILLS:
+        raise ValueError(f"poison_fill {fill!r}; use one of {FILLS}")
+    tols = cmp.tolerances(req.get("tolerances"))
+    want = _run_once(original, rec, seed, poisoned, fill)
     candidate = _candidate_launcher(state, rec, req.get("source"), req.get("config"))
-    got = _run_once(candidate, rec, seed, poisoned)
-    report = cmp.compare_args(got, want)
-    out = {"match": report["ok"], "comparison": report, "inputs": "recorded" if seed is None else f"seed {seed}"}
+    got = _run_once(candidate, rec, seed, poisoned, fill)
+    report = cmp.compare_args(got, want, tols)
+    out = {"match": report["ok"], "comparison": report, "inputs": "recorded" if seed is None else f"seed {seed}",
+           "poison_fill": fill}
     if req.get("repeat"):
         # The candidate again on the same inputs: anything beyond rounding is nondeterminism.
-        again = cmp.compare_args(_run_once(candidate, rec, seed, poisoned), got)
+        again = cmp.compare_args(_run_once(candidate, rec, seed, poisoned, fill), got, tols)
         out["deterministic"] = again["ok"]
         out["repeat_comparison"] = again
         out["match"] = out["match"] and again["ok"]
     if seed is None and rec.after:
         # The original run alone reproduces what the kernel left in its arguments inside the module.
-        out["isolated_vs_module"] = cmp.compare_args(want, rec.after)
+        out["isolated_vs_module"] = cmp.compare_args(want, rec.after, tols)
     return out
+
+
+@op("compile_kernel")
+def compile_kernel(req: dict) -> dict:
+    """G1's `compiles`: builds the candidate (`source` and/or `config`) and forces its compile for the
+    recorded launch (compile_check.py). A compiler error is a record: `compiled: false` and the error."""
+    state = get_bundle(req)
+    if not state.launches:
+        run_baseline(req)
+    rec = state.launch(req.get("graph", 0), req["kernel"], req.get("launch", 0))
+    try:
+        launcher = _candidate_launcher(state, rec, req.get("source"), req.get("config"))
+        how = compile_for_launch(launcher, rec, state.device)
+    except Exception as exc:  # the candidate's failure, reported as data; the worker stays usable
+        from .protocol import _is_fatal, _root_cause
+
+        root = _root_cause(exc)
+        if _is_fatal(exc) or _is_fatal(root):
+            raise  # a broken CUDA context: the reply says fatal and the supervisor replaces this process
+        return {"compiled": False, "error": f"{type(root).__name__}: {root}"[:4000]}
+    return {"compiled": True, "how": how}
+
+
+def _stitched_modules(state: BundleState, req: dict) -> list:
+    """The bundle's modules with replacements: `sources` (one full module text per graph; null or the
+    baseline's own text keeps the baseline module) or `source` for graph `graph`."""
+    if "sources" in req:
+        sources = req["sources"]
+        if len(sources) != len(state.modules):
+            raise ValueError(f"sources: {len(sources)} module(s) given, the bundle has {len(state.modules)} graph(s); "
+                             "pass one module text (or null) per graph")
+    else:
+        sources = [None] * len(state.modules)
+        sources[req.get("graph", 0)] = req["source"]
+    modules = list(state.modules)
+    for g, src in enumerate(sources):
+        if src is None or src == state.sources[g]:
+            continue  # unchanged: the loaded baseline module (on the GPU, no recompile)
+        path = state.dir / state.meta["graphs"][g]["module"]
+        module = load_module(src, f"{path} (stitched)", state.device)
+        module.__kernel_vars__ = kernel_vars(src)
+        modules[g] = module
+    return modules
 
 
 @op("run_module")
 def run_module(req: dict) -> dict:
-    """The model with graph `graph`'s module replaced by `source` (a re-stitched module), against
-    the baseline modules' output and the eager model's."""
+    """The model with re-stitched modules (`sources`, or `source` for graph `graph`), against the
+    baseline modules' output and the eager model's."""
     state = get_bundle(req)
-    graph = req.get("graph", 0)
-    path = state.dir / state.meta["graphs"][graph]["module"]
-    module = load_module(req["source"], f"{path} (stitched)", state.device)
-    module.__kernel_vars__ = kernel_vars(req["source"])
-    modules = list(state.modules)
-    modules[graph] = module
-    got = run_model(state, modules)
+    tols = cmp.tolerances(req.get("tolerances"))
+    got = run_model(state, _stitched_modules(state, req))
     baseline = run_model(state)
-    out = {"vs_baseline": cmp.compare_outputs(got, baseline), "vs_eager": cmp.compare_outputs(got, eager_model(state))}
+    out = {"vs_baseline": cmp.compare_outputs(got, baseline, tols),
+           "vs_eager": cmp.compare_outputs(got, eager_model(state), tols)}
     if req.get("fp64"):
         # G3's fallback: both against the model in float64, so the cascade can ask whether the
         # candidate is at least as accurate as the baseline.
@@ -244,8 +280,8 @@ def run_module(req: dict) -> dict:
         ref = tree_leaves(eager_model(state, torch.float64))
         up = lambda xs: [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x  # noqa: E731
                          for x in tree_leaves(xs)]
-        out["candidate_vs_fp64"] = cmp.compare_outputs(up(got), ref)
-        out["baseline_vs_fp64"] = cmp.compare_outputs(up(baseline), ref)
+        out["candidate_vs_fp64"] = cmp.compare_outputs(up(got), ref, tols)
+        out["baseline_vs_fp64"] = cmp.compare_outputs(up(baseline), ref, tols)
     return out
 
 

@@ -1,12 +1,15 @@
-"""Tensor comparison with the project's tolerances (docs/protocol.md):
-fp32/fp64 1e-4, fp16/bf16 1e-2; NaN and Inf positions must match exactly;
-integer and bool tensors must be equal.
+"""Tensor comparison with the project's tolerances (docs/protocol.md).
+
+Default tolerances (atol, rtol): fp32/fp64 (1e-4, 1e-4), fp16/bf16 (1e-2, 1e-2);
+a request may override them per dtype (`tolerances`, parsed by
+`tolerances()`; the engine sends its CascadeOptions). NaN and Inf positions
+must match exactly; integer and bool tensors must be equal.
 
 Two criteria, both reported:
-- `allclose`: |a - b| <= atol + rtol * |b| elementwise (atol = rtol = tol), the
-  kernel-level rule (G2);
-- `scaled`: max |a - b| <= tol * scale with scale = max |b| over finite values,
-  the model-level rule ("relative to the output's scale").
+- `allclose`: |a - b| <= atol + rtol * |b| elementwise, the kernel-level rule (G2);
+- `scaled`: max |a - b| <= rtol * scale with scale = max |b| over finite values
+  (atol when every finite value is zero), the model-level rule ("relative to the
+  output's scale", G3 and the end-to-end gate).
 """
 
 from __future__ import annotations
@@ -14,14 +17,32 @@ from __future__ import annotations
 import torch
 from torch.utils._pytree import tree_leaves
 
-TOLERANCE = {torch.float32: 1e-4, torch.float64: 1e-4, torch.float16: 1e-2, torch.bfloat16: 1e-2}
+Tolerances = dict[torch.dtype, tuple[float, float]]  # dtype -> (atol, rtol)
+
+DEFAULT_TOLERANCES: Tolerances = {
+    torch.float32: (1e-4, 1e-4),
+    torch.float64: (1e-4, 1e-4),
+    torch.float16: (1e-2, 1e-2),
+    torch.bfloat16: (1e-2, 1e-2),
+}
+_BY_NAME = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
-def tolerance(dtype: torch.dtype) -> float:
-    return TOLERANCE.get(dtype, 0.0)
+def tolerances(spec: dict | None) -> Tolerances:
+    """The defaults overridden by a request's `tolerances`: {"float32": {"atol": a, "rtol": r}, ...}.
+    An unknown dtype name or a negative value is an error (a typo must not silently keep a default)."""
+    out = dict(DEFAULT_TOLERANCES)
+    for name, t in (spec or {}).items():
+        if name not in _BY_NAME:
+            raise ValueError(f"tolerances: unknown dtype {name!r}; use one of {sorted(_BY_NAME)}")
+        atol, rtol = float(t["atol"]), float(t["rtol"])
+        if atol < 0 or rtol < 0:
+            raise ValueError(f"tolerances: {name} atol={atol}, rtol={rtol}; both must be >= 0")
+        out[_BY_NAME[name]] = (atol, rtol)
+    return out
 
 
-def compare_tensor(got: torch.Tensor, want: torch.Tensor, tol: float | None = None) -> dict:
+def compare_tensor(got: torch.Tensor, want: torch.Tensor, tols: Tolerances | None = None) -> dict:
     out = {"shape": list(want.shape), "dtype": str(want.dtype).removeprefix("torch.")}
     if got.shape != want.shape or got.dtype != want.dtype:
         out.update(ok=False, reason=f"got {list(got.shape)} {got.dtype}, want {list(want.shape)} {want.dtype}")
@@ -30,7 +51,7 @@ def compare_tensor(got: torch.Tensor, want: torch.Tensor, tol: float | None = No
         diff = int((got != want).sum())
         out.update(ok=diff == 0, mismatched=diff)
         return out
-    tol = tolerance(want.dtype) if tol is None else tol
+    atol, rtol = (tols or DEFAULT_TOLERANCES).get(want.dtype, (0.0, 0.0))
     g, w = got.double(), want.double()
     nan_ok = bool(torch.equal(torch.isnan(g), torch.isnan(w)))
     inf_ok = bool(torch.equal(torch.isinf(g) & (g > 0), torch.isinf(w) & (w > 0))) and bool(
@@ -39,8 +60,8 @@ def compare_tensor(got: torch.Tensor, want: torch.Tensor, tol: float | None = No
     diff = (g - w).abs()[finite]
     max_abs = float(diff.max()) if diff.numel() else 0.0
     scale = float(w[finite].abs().max()) if diff.numel() else 0.0
-    allclose = bool(((g - w).abs()[finite] <= tol + tol * w.abs()[finite]).all()) if diff.numel() else True
-    scaled = max_abs <= tol * (scale if scale > 0 else 1.0)
+    allclose = bool((diff <= atol + rtol * w.abs()[finite]).all()) if diff.numel() else True
+    scaled = max_abs <= (rtol * scale if scale > 0 else atol)
     out.update(
         ok=nan_ok and inf_ok and allclose,
         scaled_ok=nan_ok and inf_ok and scaled,
@@ -49,25 +70,26 @@ def compare_tensor(got: torch.Tensor, want: torch.Tensor, tol: float | None = No
         max_abs=max_abs,
         max_rel=max_abs / scale if scale > 0 else max_abs,
         scale=scale,
-        tolerance=tol,
+        atol=atol,
+        rtol=rtol,
     )
     return out
 
 
-def compare_args(got: list, want: list) -> dict:
+def compare_args(got: list, want: list, tols: Tolerances | None = None) -> dict:
     """Every tensor argument after a kernel run (outputs, in-place buffers and inputs alike)."""
     per = []
     for i, (g, w) in enumerate(zip(got, want)):
         if isinstance(w, torch.Tensor):
-            per.append(dict(compare_tensor(g, w), arg=i))
+            per.append(dict(compare_tensor(g, w, tols), arg=i))
     return {"ok": all(p["ok"] for p in per), "args": per}
 
 
-def compare_outputs(got, want) -> dict:
+def compare_outputs(got, want, tols: Tolerances | None = None) -> dict:
     """Model outputs (any pytree) by the model-level rule."""
     gl = [x for x in tree_leaves(got) if isinstance(x, torch.Tensor)]
     wl = [x for x in tree_leaves(want) if isinstance(x, torch.Tensor)]
     if len(gl) != len(wl):
         return {"ok": False, "reason": f"{len(gl)} output tensors, want {len(wl)}", "outputs": []}
-    per = [compare_tensor(g, w) for g, w in zip(gl, wl)]
+    per = [compare_tensor(g, w, tols) for g, w in zip(gl, wl)]
     return {"ok": all(p.get("scaled_ok", p["ok"]) for p in per), "outputs": per}

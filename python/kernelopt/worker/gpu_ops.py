@@ -1,6 +1,7 @@
-"""GPU-only worker operations: isolated kernel timing and per-kernel profiles
-of the whole module (docs/protocol.md). CPU mode answers "not measured": CPU
-times are never reported as performance.
+"""GPU-only worker operations: isolated kernel timing, baseline vs re-stitched
+module timing (the end-to-end gate), and per-kernel profiles of the whole
+module (docs/protocol.md). CPU mode answers "not measured": CPU times are never
+reported as performance.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from collections import defaultdict
 import torch
 
 from . import timing
-from .bundle_ops import BundleState, _candidate_launcher, get_bundle, model_runner, run_baseline
+from .bundle_ops import BundleState, _candidate_launcher, _stitched_modules, get_bundle, model_runner, run_baseline
 from .bundle_runner import call_args, rebuild_problem
 from .launches import LaunchRecord, restore
+from .poison import poison_args
 from .protocol import op
 
 
@@ -22,17 +24,26 @@ def _require_gpu(state: BundleState) -> dict | None:
     return None
 
 
-def _timed_launch(launcher, rec: LaunchRecord):
-    """(fn, prepare): fn launches on fixed buffers; prepare restores them to the recorded inputs."""
+def _timed_launch(launcher, rec: LaunchRecord, poisoned: tuple = ()):
+    """(fn, prepare): fn launches on fixed buffers; prepare restores them to the recorded inputs and
+    poisons the pure outputs (NaN), outside the timed region. The poison makes every repetition
+    start from outputs that hold nothing of the previous call, so a candidate that keeps its result
+    across calls and skips the work when the output is already there cannot be timed as fast."""
     args = rec.fresh_args()
     stream = torch.cuda.current_stream().cuda_stream
+    return (lambda: launcher.run(*args, stream=stream, **rec.kwargs)), restore_and_poison(args, rec, poisoned)
+
+
+def restore_and_poison(args: list, rec: LaunchRecord, poisoned: tuple = ()):
+    """The `prepare` of a timed launch on `args`: recorded inputs back in place, pure outputs NaN."""
 
     def prepare():
         for a, r in zip(args, rec.args):
             if isinstance(a, torch.Tensor):
                 restore(a, r)
+        poison_args(args, poisoned)
 
-    return (lambda: launcher.run(*args, stream=stream, **rec.kwargs)), prepare
+    return prepare
 
 
 @op("time_kernel")
@@ -47,13 +58,52 @@ def time_kernel(req: dict) -> dict:
     launchers = [getattr(state.modules[rec.graph], rec.kernel)]
     if req.get("source") is not None or req.get("config") is not None:
         launchers.append(_candidate_launcher(state, rec, req.get("source"), req.get("config")))
-    pairs = [_timed_launch(lau, rec) for lau in launchers]
+    poisoned = tuple(req.get("poison", ()))
+    pairs = [_timed_launch(lau, rec, poisoned) for lau in launchers]
     results = timing.time_interleaved([f for f, _ in pairs], reps=req.get("reps", 50),
                                       prepare=[p for _, p in pairs])
     out = {"measured": True, "baseline": results[0]}
     if len(results) > 1:
         out["candidate"] = results[1]
     return out
+
+
+class _Switch:
+    """Stands in for one graph's module: `call` goes to the module chosen now. One compiled model
+    runs both the baseline and the stitched modules, so both are timed through the same Dynamo
+    guards, AOT wrapper, argument building and synchronization; only the modules differ."""
+
+    def __init__(self, choices: list):
+        self.choices, self.current = choices, 0
+
+    def call(self, args):
+        return self.choices[self.current].call(args)
+
+
+@op("time_module")
+def time_module(req: dict) -> dict:
+    """The whole model with the baseline modules and with re-stitched ones (`sources`, one module
+    text per graph, or `source` for graph `graph`), timed interleaved through the same call path."""
+    state = get_bundle(req)
+    if (skip := _require_gpu(state)) is not None:
+        return skip
+    switches = [_Switch([base, new]) for base, new in zip(state.modules, _stitched_modules(state, req))]
+    run = model_runner(state, switches)
+
+    def select(which: int):
+        def prepare():  # outside the timed region
+            for s in switches:
+                s.current = which
+        return prepare
+
+    # The first call compiles the model (Dynamo, AOT): outside the warm-up, whose longest host
+    # time sizes the spin that hides launch overhead.
+    for which in (0, 1):
+        select(which)()
+        run()
+    torch.cuda.synchronize()
+    base, optimized = timing.time_interleaved([run, run], reps=req.get("reps", 50), prepare=[select(0), select(1)])
+    return {"measured": True, "baseline": base, "optimized": optimized}
 
 
 def _direct_call(state: BundleState):
@@ -75,6 +125,8 @@ def profile(req: dict) -> dict:
         return skip
     direct = _direct_call(state)
     run = direct or model_runner(state)
+    run()  # a model runner compiles on its first call: not part of the warm-up that sizes the spin
+    torch.cuda.synchronize()
     reps = req.get("reps", 20)
     whole = timing.time_interleaved([run], reps=reps)[0]
     triton_names = {name for m in state.modules for name in m.__kernel_vars__.values()}

@@ -17,7 +17,10 @@ one host round trip). The cascade compares `event` times and uses `synced` to
 catch work hidden on other streams.
 
 `prepare` runs before every repetition outside the timed region: it restores
-buffers a kernel writes in place, so every repetition sees the same inputs.
+buffers a kernel writes in place, so every repetition sees the same inputs, and
+poisons the kernel's pure outputs, so no repetition can reuse what an earlier
+call left there (gpu_ops._timed_launch); for module timing it selects which
+modules the shared call path runs (gpu_ops.time_module).
 """
 
 from __future__ import annotations

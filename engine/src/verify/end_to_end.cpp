@@ -1,0 +1,48 @@
+#include "verify/end_to_end.h"
+
+#include <fmt/format.h>
+
+#include "util/error.h"
+#include "verify/rules.h"
+
+namespace kopt::verify {
+
+using nlohmann::json;
+
+GateRecord end_to_end(worker::Supervisor& sup, const ir::Bundle& b, const std::vector<std::string>& stitched_sources,
+                      const CascadeOptions& o) {
+  KOPT_INTERNAL_ASSERT(stitched_sources.size() == b.graphs.size(),
+                       fmt::format("end_to_end: {} module(s) for {} graph(s)", stitched_sources.size(), b.graphs.size()));
+  json sources = stitched_sources;
+  json loaded = sup.call({{"op", "load_bundle"}, {"bundle", b.dir}}, o.load_timeout);
+  if (failed_reply(loaded)) return {"E2E", "failed", {{"correctness", reply_evidence(loaded)},
+                                                      {"reason", "the baseline did not load"}}};
+
+  json r = sup.call({{"op", "run_module"}, {"bundle", b.dir}, {"sources", sources}, {"fp64", true},
+                     {"tolerances", o.tol.to_json()}},
+                    o.timeout);
+  if (failed_reply(r))
+    return {"E2E", "failed", {{"correctness", reply_evidence(r)}, {"reason", "the stitched model did not run"}}};
+  Verdict correct = model_verdict(r, o);
+  json ev = {{"correctness", correct.evidence}};
+  if (!correct.passed) {
+    ev["reason"] = "the stitched model's outputs are wrong";
+    return {"E2E", "failed", ev};
+  }
+
+  json t = sup.call({{"op", "time_module"}, {"bundle", b.dir}, {"sources", sources}, {"reps", o.reps}}, o.timeout);
+  if (failed_reply(t)) {
+    ev["timing"] = reply_evidence(t);
+    ev["reason"] = "timing the stitched model failed";
+    return {"E2E", "failed", ev};
+  }
+  if (!t.value("measured", false)) {
+    ev["reason"] = t.value("reason", "not measured");
+    return {"E2E", "not_measured", ev};
+  }
+  Verdict fast = timing_verdict(t["baseline"], t["optimized"], o.gamma, "optimized");
+  ev.update(fast.evidence);
+  return {"E2E", fast.passed ? "passed" : "failed", ev};
+}
+
+}  // namespace kopt::verify

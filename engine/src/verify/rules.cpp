@@ -1,0 +1,63 @@
+#include "verify/rules.h"
+
+#include <algorithm>
+
+namespace kopt::verify {
+
+using nlohmann::json;
+
+bool failed_reply(const json& r) { return !r.value("ok", false); }
+
+json reply_evidence(const json& r) {
+  json e = {{"error", r.value("error", "")}};
+  if (r.contains("failure")) e["failure"] = r["failure"];
+  if (r.contains("stderr_tail")) e["stderr_tail"] = r["stderr_tail"];
+  if (r.value("fatal", false)) e["fatal"] = true;  // the worker said its CUDA context is broken
+  // The supervisor replaces a worker that timed out, crashed or reported a broken CUDA context.
+  e["worker_replaced"] = r.contains("failure") || r.value("fatal", false);
+  return e;
+}
+
+double worst_rel(const json& comparison, const char* list) {
+  double worst = 0;
+  for (const auto& t : comparison.value(list, json::array())) worst = std::max(worst, t.value("max_rel", 0.0));
+  return worst;
+}
+
+Verdict model_verdict(const json& r, const CascadeOptions& o) {
+  json ev = {{"vs_baseline_max_rel", worst_rel(r["vs_baseline"], "outputs")},
+             {"candidate_vs_fp64_max_rel", worst_rel(r["candidate_vs_fp64"], "outputs")},
+             {"baseline_vs_fp64_max_rel", worst_rel(r["baseline_vs_fp64"], "outputs")},
+             {"fp64_slack", o.fp64_slack}, {"tolerances", o.tol.to_json()}};
+  if (r["vs_baseline"].value("ok", false)) {
+    ev["rule"] = "within tolerance of the baseline";
+    return {true, ev};
+  }
+  if (r["vs_baseline"].contains("reason")) ev["reason"] = r["vs_baseline"]["reason"];  // e.g. output count
+  // Outside tolerance of the baseline: pass only if no less accurate than the baseline against float64,
+  // with as many outputs and the same NaN/Inf positions.
+  bool same_outputs = r["candidate_vs_fp64"].value("outputs", json::array()).size() ==
+                r["baseline_vs_fp64"].value("outputs", json::array()).size();
+  for (const auto& t : r["candidate_vs_fp64"].value("outputs", json::array()))
+    same_outputs = same_outputs && t.value("nan_positions_match", true) && t.value("inf_positions_match", true);
+  double cand = ev["candidate_vs_fp64_max_rel"], base = ev["baseline_vs_fp64_max_rel"];
+  ev["rule"] = "float64 fallback: candidate error <= baseline error * slack";
+  return {same_outputs && cand <= base * o.fp64_slack, ev};
+}
+
+Verdict timing_verdict(const json& base, const json& cand, double gamma, const std::string& name) {
+  double b20 = base["p20_ms"], c80 = cand["p80_ms"];
+  // Noise cannot pass: the candidate's slow end must beat the baseline's fast end by gamma.
+  bool faster = c80 <= b20 / gamma;
+  // Work hidden on another stream shows as device-synchronized time the events did not see.
+  double hidden = (cand["synced"]["median_ms"].get<double>() - cand["median_ms"].get<double>()) -
+                  (base["synced"]["median_ms"].get<double>() - base["median_ms"].get<double>());
+  bool honest = hidden <= 0.02 + 0.1 * base["median_ms"].get<double>();
+  json ev = {{"baseline", base}, {name, cand}, {"gamma", gamma},
+             {"speedup", base["median_ms"].get<double>() / cand["median_ms"].get<double>()},
+             {"rule", name + " p80 <= baseline p20 / gamma"}, {"hidden_ms", hidden}};
+  if (!honest) ev["reason"] = "the device-synchronized time exceeds the event time: work outside the timed stream";
+  return {faster && honest, ev};
+}
+
+}  // namespace kopt::verify

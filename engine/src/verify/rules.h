@@ -1,0 +1,36 @@
+// The numeric rules the gates share, and how a worker reply becomes evidence.
+// G3 and the end-to-end gate decide model-level correctness the same way; G4 and
+// the end-to-end gate decide performance the same way (docs/gates.md).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "verify/cascade.h"
+
+namespace kopt::verify {
+
+// A worker reply that failed at the process level (timeout, crash) or raised.
+bool failed_reply(const nlohmann::json& r);
+// The failure as evidence: error, failure kind, stderr tail, and whether the worker was replaced.
+nlohmann::json reply_evidence(const nlohmann::json& r);
+// The worst (largest) max_rel over a comparison's tensors (`list`: "args" or "outputs").
+double worst_rel(const nlohmann::json& comparison, const char* list);
+
+struct Verdict {
+  bool passed = false;
+  nlohmann::json evidence;
+};
+
+// A run_module reply (with fp64) judged: within tolerance of the baseline, or else no less
+// accurate than the baseline against float64 (times o.fp64_slack), NaN/Inf positions matching.
+Verdict model_verdict(const nlohmann::json& run_module_reply, const CascadeOptions& o);
+
+// Two timing summaries (timing.py) judged: candidate p80 <= baseline p20 / gamma (noise cannot
+// pass), and no more device-synchronized time beyond event time than the baseline has (work
+// hidden outside the timed stream). `name` labels the candidate in the evidence.
+Verdict timing_verdict(const nlohmann::json& baseline, const nlohmann::json& candidate, double gamma,
+                       const std::string& name);
+
+}  // namespace kopt::verify

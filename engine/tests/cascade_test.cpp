@@ -1,0 +1,100 @@
+// The cascade's worker-side pieces with the real worker in CPU mode on corpus
+// bundles: the tolerances request field, G1's `compiles` finding, and the
+// end-to-end gate (correctness evidence, "not_measured" timing on the CPU, a
+// wrong stitched module failing). The full cascade on hostile and honest
+// candidates is tests/python/test_error_suite.py.
+#include <gtest/gtest.h>
+
+#include "artifact/bundle.h"
+#include "stitch/stitch.h"
+#include "verify/compiles.h"
+#include "verify/end_to_end.h"
+#include "verify/rules.h"
+
+using namespace kopt;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+const std::string kBundle = std::string(KOPT_SOURCE_DIR) + "/corpus/softmax_lastdim";
+
+worker::SupervisorOptions cpu_worker() {
+  worker::SupervisorOptions o;
+  o.argv = {"python3", "-m", "kernelopt.worker"};
+  o.env["PYTHONPATH"] = std::string(KOPT_SOURCE_DIR) + "/python";
+  o.slots = {"cpu"};
+  return o;
+}
+
+std::string replace_once(std::string s, const std::string& from, const std::string& to) {
+  size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? s : s.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST(CascadeTolerances, RequestFieldCoversEveryFloatDtype) {
+  verify::Tolerances t;
+  json j = t.to_json();
+  EXPECT_EQ(j["float32"], json({{"atol", 1e-4}, {"rtol", 1e-4}}));
+  EXPECT_EQ(j["float64"], j["float32"]);  // fp64 uses the fp32 pair
+  EXPECT_EQ(j["float16"], json({{"atol", 1e-2}, {"rtol", 1e-2}}));
+  EXPECT_EQ(j["bfloat16"], j["float16"]);
+  t.atol_half = 0.5;
+  EXPECT_EQ(t.to_json()["bfloat16"]["atol"], 0.5);
+}
+
+TEST(CascadeRules, TimingVerdictNeedsTheSlowEndToBeatTheFastEnd) {
+  auto summary = [](double p20, double med, double p80, double synced) {
+    return json{{"p20_ms", p20}, {"median_ms", med}, {"p80_ms", p80}, {"synced", {{"median_ms", synced}}}};
+  };
+  json base = summary(1.0, 1.05, 1.1, 1.1);
+  EXPECT_TRUE(verify::timing_verdict(base, summary(0.8, 0.85, 0.9, 0.9), 1.03, "candidate").passed);
+  // Faster at the median, but its p80 is within the baseline's noise: not a win.
+  EXPECT_FALSE(verify::timing_verdict(base, summary(0.8, 0.9, 0.99, 0.95), 1.03, "candidate").passed);
+  // Fast on the timed stream, but 2 ms more device time after a full synchronize: hidden work.
+  verify::Verdict hidden = verify::timing_verdict(base, summary(0.5, 0.5, 0.5, 2.5), 1.03, "candidate");
+  EXPECT_FALSE(hidden.passed);
+  EXPECT_TRUE(hidden.evidence.contains("reason"));
+}
+
+TEST(CascadeWorker, CompilesFindingAndEndToEndGate) {
+  auto b = ir::load_bundle(kBundle);
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  worker::Supervisor sup(cpu_worker());
+  verify::CascadeOptions o;
+  o.timeout = 300s;
+
+  verify::Finding ok = verify::check_compiles(sup, b->dir, 0, k, k.source, o);
+  EXPECT_TRUE(ok.passed) << ok.message;
+  EXPECT_EQ(ok.check, "compiles");
+  verify::Finding bad = verify::check_compiles(
+      sup, b->dir, 0, k, replace_once(k.source, "R0_BLOCK: tl.constexpr = 512", "R0_BLOCK: tl.constexpr = 500"), o);
+  EXPECT_FALSE(bad.passed);
+  EXPECT_NE(bad.message.find("power of 2"), std::string::npos) << bad.message;
+
+  // The module exactly as captured: correct, and on the CPU not timed.
+  std::string module = stitch::stitch(*b->graphs[0], {});
+  verify::GateRecord same = verify::end_to_end(sup, *b, {module}, o);
+  EXPECT_EQ(same.gate, "E2E");
+  EXPECT_EQ(same.status, "not_measured") << same.evidence.dump(2);
+  EXPECT_EQ(same.evidence["correctness"]["rule"], "within tolerance of the baseline");
+  EXPECT_LE(same.evidence["correctness"]["vs_baseline_max_rel"].get<double>(), 1e-4);
+  EXPECT_FALSE(same.evidence.contains("optimized"));
+
+  // A stitched kernel that computes exp(1.5 x): wrong against the baseline and against float64.
+  std::string wrong_kernel = replace_once(k.source, "libdevice.exp(", "libdevice.exp(1.5 * ");
+  std::string wrong = stitch::stitch(*b->graphs[0], {{k.name, wrong_kernel, "test"}});
+  verify::GateRecord failed = verify::end_to_end(sup, *b, {wrong}, o);
+  EXPECT_EQ(failed.status, "failed") << failed.evidence.dump(2);
+  EXPECT_EQ(failed.evidence["correctness"]["rule"], "float64 fallback: candidate error <= baseline error * slack");
+  EXPECT_GT(failed.evidence["correctness"]["candidate_vs_fp64_max_rel"].get<double>(), 1e-2);
+
+  // A stitched module that does not even load: a failed gate with the error, never an exception.
+  verify::GateRecord broken = verify::end_to_end(sup, *b, {module + "\ndef broken(:\n"}, o);
+  EXPECT_EQ(broken.status, "failed");
+  EXPECT_NE(broken.evidence["correctness"].value("error", "").find("SyntaxError"), std::string::npos)
+      << broken.evidence.dump(2);
+}
