@@ -9,10 +9,10 @@ kopt=${KERNELOPT:-kernelopt}
 mkdir -p "$out"
 for t in "$@"; do
   name=$(basename "${t%.py}")
-  start=$(date +%s.%N)
+  start=$(date +%s%N)
   "$kopt" optimize "$t" --out "$out/$name" --budget "${BUDGET:-60}" -q >"$out/$name.log" 2>&1
   rc=$?
-  secs=$(echo "$(date +%s.%N) - $start" | bc)
+  secs=$(( ($(date +%s%N) - start) / 1000000000 ))
   python3 - "$out/$name/report.json" "$name" "$rc" "$secs" <<'PY'
 import json, sys
 path, name, rc, secs = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
