@@ -204,22 +204,40 @@ void search(Job& job, agents::Agents& agents, report::ResultsDb& db) {
                                             job.hello["versions"].value("triton", "?"));
   search::Cache cache{db, {}};
   std::mutex say_mu;
+  // On a terminal one status line is redrawn in place (a progress bar over kernels and the
+  // budget); otherwise every event is a plain line, for logs.
+  const bool tty = !job.o.quiet && isatty(STDERR_FILENO);
+  std::atomic<size_t> done{0};
+  auto started = Clock::now();
   search::Progress progress = [&](const std::string& line) {
     std::lock_guard lock(say_mu);
-    job.say(line);
+    if (!tty) return job.say(line);
+    size_t n = job.ranked.size(), k = done.load();
+    double used = std::chrono::duration<double>(Clock::now() - started).count();
+    int width = 20, filled = n ? static_cast<int>(width * k / n) : width;
+    std::string bar = std::string(filled, '#') + std::string(width - filled, '.');
+    std::cerr << fmt::format("\r\033[K[kernelopt] [{}] {}/{} kernels, {:.0f}/{:.0f} s | {}", bar, k, n, used,
+                             job.o.budget_s, line.substr(0, 90))
+              << std::flush;
   };
   // One search thread per worker; kernels are taken in ranked order (most recoverable time first).
   job.outcomes.resize(job.ranked.size());
   std::atomic<size_t> next{0};
   size_t threads = std::max<size_t>(1, std::min(job.sup->hellos().size(), job.ranked.size()));
   auto work = [&] {
-    for (size_t i; (i = next++) < job.ranked.size();)
+    for (size_t i; (i = next++) < job.ranked.size();) {
       job.outcomes[i] = search::search_kernel(*job.sup, *job.bundle, agents, job.ranked[i], so, cache, progress);
+      ++done;
+      const auto& k = job.outcomes[i];
+      progress(k.chosen ? fmt::format("{}: accepted {}", k.profile.kernel->name, k.candidates[*k.chosen].candidate.id)
+                        : fmt::format("{}: keeps the compiler's kernel", k.profile.kernel->name));
+    }
   };
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
+  if (tty) std::cerr << "\n";
 }
 
 void stitch_modules(Job& job) {
