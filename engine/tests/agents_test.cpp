@@ -1,0 +1,156 @@
+// The built-in agents' pure parts on real corpus kernels: config pinning keeps the
+// metas byte for byte and passes G1; the config space only holds safe configs; the
+// roofline counts compulsory bytes; families; the row-softmax template applies to
+// plain softmax kernels and declines fused ones.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "agents/agent.h"
+#include "agents/coder/config_space.h"
+#include "agents/coder/pin_config.h"
+#include "agents/coder/templates/templates.h"
+#include "artifact/bundle.h"
+#include "profile/family.h"
+#include "profile/roofline.h"
+#include "verify/static/g1.h"
+
+namespace fs = std::filesystem;
+using namespace kopt;
+using nlohmann::json;
+
+namespace {
+
+std::unique_ptr<ir::Bundle> corpus(const std::string& name) {
+  return ir::load_bundle((fs::path(KOPT_SOURCE_DIR) / "corpus" / name).string());
+}
+
+json tensor(std::vector<int64_t> shape, std::string dtype = "float32") {
+  std::vector<int64_t> stride(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) stride[d - 1] = stride[d] * shape[d];
+  return {{"shape", shape}, {"stride", stride}, {"dtype", dtype}};
+}
+
+json value(int64_t v) { return {{"value", v}}; }
+
+// softmax_large: in_ptr0 [8192, 8192] -> out_ptr2, xnumel = r0_numel = 8192.
+json softmax_launch() {
+  return {{"args", {tensor({8192, 8192}), tensor({8192, 8192}), value(8192), value(8192)}}};
+}
+
+}  // namespace
+
+TEST(PinConfig, KeepsMetasAndPassesG1) {
+  auto b = corpus("softmax_large");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  json c = {{"XBLOCK", 2}, {"R0_BLOCK", 2048}, {"num_warps", 8}, {"num_stages", 1}};
+  std::string pinned = agents::pin_config(k.source, k.name, c);
+  EXPECT_NE(pinned.find("triton_heuristics.fixed_config(\n    config={'XBLOCK': 2, 'R0_BLOCK': 2048, 'num_warps': 8, "
+                        "'num_stages': 1}"),
+            std::string::npos);
+  EXPECT_EQ(pinned.find("triton_heuristics.reduction("), std::string::npos);
+  // triton_meta and inductor_meta are carried over as written.
+  size_t tm = k.source.find("triton_meta=");
+  std::string meta_line = k.source.substr(tm, k.source.find('\n', tm) - tm);
+  EXPECT_NE(pinned.find(meta_line), std::string::npos);
+  EXPECT_TRUE(verify::run_g1(k, pinned).passed);
+  EXPECT_EQ(agents::describe_config(c), "XBLOCK=2 R0_BLOCK=2048 num_warps=8 num_stages=1");
+}
+
+TEST(ConfigSpace, OnlySafeConfigs) {
+  auto b = corpus("softmax_large");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  std::string why;
+  auto shape = agents::kernel_shape(k, softmax_launch(), &why);
+  ASSERT_TRUE(shape) << why;
+  EXPECT_EQ(shape->numel.at("X"), 8192);
+  EXPECT_EQ(shape->numel.at("R0"), 8192);
+  EXPECT_FALSE(shape->masked.at("X"));  // softmax_large's x dimension is unmasked (xmask = tl.full(..., True))
+  auto space = agents::config_space(*shape);
+  ASSERT_GT(space.size(), 10u);
+  for (const json& c : space) {
+    EXPECT_TRUE(agents::config_is_safe(*shape, c)) << c.dump();
+    EXPECT_LE(c["XBLOCK"].get<int64_t>(), 4096);
+    EXPECT_EQ(8192 % c["XBLOCK"].get<int64_t>(), 0);
+  }
+  EXPECT_FALSE(agents::config_is_safe(*shape, {{"XBLOCK", 3}, {"R0_BLOCK", 1024}, {"num_warps", 4}}));
+  EXPECT_FALSE(agents::config_is_safe(*shape, {{"XBLOCK", 8192}, {"R0_BLOCK", 1}, {"num_warps", 4}}));
+  for (const json& n : agents::config_neighbours(*shape, space.front())) EXPECT_TRUE(agents::config_is_safe(*shape, n));
+}
+
+TEST(ConfigSpace, UnmaskedDimensionNeedsDivisors) {
+  // gelu_scale's kernel has no xmask: xnumel = 65536 allows only power-of-two blocks <= 4096.
+  auto b = corpus("gelu_scale");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  json launch = {{"args", {tensor({256, 256}), tensor({256}), tensor({256, 256}), value(65536)}}};
+  auto shape = agents::kernel_shape(k, launch, nullptr);
+  ASSERT_TRUE(shape);
+  for (const json& c : agents::config_space(*shape)) EXPECT_EQ(65536 % c["XBLOCK"].get<int64_t>(), 0);
+}
+
+TEST(ConfigSpace, SplitScansAndTemplatesAreNotSearched) {
+  std::string why;
+  auto b = corpus("cumsum_long_large");
+  EXPECT_FALSE(agents::kernel_shape(b->graphs[0]->kernels.at(0), json::object(), &why));
+  EXPECT_NE(why.find("split scans"), std::string::npos);
+}
+
+TEST(Roofline, CompulsoryBytes) {
+  auto b = corpus("softmax_large");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  profile::Cost c = profile::launch_cost(k, softmax_launch());
+  EXPECT_EQ(c.bytes_read, 8192ull * 8192 * 4);
+  EXPECT_EQ(c.bytes_written, 8192ull * 8192 * 4);
+  auto floor = profile::floor_ms(c, {{"copy_bytes_per_s", 4e12}});
+  ASSERT_TRUE(floor);
+  EXPECT_NEAR(*floor, 2.0 * 8192 * 8192 * 4 / 4e12 * 1e3, 1e-9);
+  // A broadcast (stride 0) view counts its span, not its element count.
+  EXPECT_EQ(profile::tensor_bytes({{"shape", {1024, 1024}}, {"stride", {0, 1}}, {"dtype", "float32"}}), 4096u);
+}
+
+TEST(Family, FromAtenOps) {
+  EXPECT_EQ(profile::family(corpus("softmax_large")->graphs[0]->kernels.at(0)), "softmax");
+  EXPECT_EQ(profile::family(corpus("log_softmax")->graphs[0]->kernels.at(0)), "log_softmax");
+  EXPECT_EQ(profile::family(corpus("layer_norm")->graphs[0]->kernels.at(0)), "layer_norm");
+  EXPECT_EQ(profile::family(corpus("max_pool2d")->graphs[0]->kernels.at(0)), "pooling");
+  EXPECT_EQ(profile::family(corpus("gelu_scale")->graphs[0]->kernels.at(0)), "pointwise");
+}
+
+TEST(RowSoftmaxTemplate, AppliesToPlainSoftmaxAndPassesG1) {
+  auto b = corpus("softmax_large");
+  agents::KernelProfile p;
+  p.kernel = &b->graphs[0]->kernels.at(0);
+  p.family = "softmax";
+  p.launches = {softmax_launch()};
+  std::string why;
+  auto cands = agents::templates::instantiate(p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  for (const auto& c : cands) {
+    EXPECT_EQ(c.origin, "template:softmax");
+    EXPECT_NE(c.source.find("RB: tl.constexpr = 8192"), std::string::npos);
+    auto g1 = verify::run_g1(*p.kernel, c.source);
+    EXPECT_TRUE(g1.passed) << c.description;
+  }
+}
+
+TEST(RowSoftmaxTemplate, DeclinesWhatItDoesNotHandle) {
+  auto b = corpus("softmax_large");
+  agents::KernelProfile p;
+  p.kernel = &b->graphs[0]->kernels.at(0);
+  p.family = "softmax";
+  std::string why;
+  // Rows too long for registers.
+  p.launches = {{{"args", {tensor({16, 65536}), tensor({16, 65536}), value(16), value(65536)}}}};
+  EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
+  EXPECT_NE(why.find("do not fit"), std::string::npos);
+  // A transposed (non-contiguous) input.
+  json t = tensor({8192, 8192});
+  t["stride"] = {1, 8192};
+  p.launches = {{{"args", {t, tensor({8192, 8192}), value(8192), value(8192)}}}};
+  EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
+  // A kernel that fuses more than softmax (cross-entropy's loss kernel).
+  auto ce = corpus("cross_entropy");
+  p.kernel = &ce->graphs[0]->kernels.at(1);
+  p.family = "cross_entropy";
+  EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
+}
