@@ -498,7 +498,7 @@ class LoadedResult:
         from torch.utils._pytree import tree_unflatten
 
         try:
-            args = call_args(self.result.path, 0, self.model, inputs)
+            args = call_args(self.result.path, 0, self.model, inputs, self.result.meta)
         except BundleError as e:
             raise ResultError(f"{e} (did the model change since load()?)") from None
         return tree_unflatten(list(self.modules[0].call(args)), self._spec)

@@ -44,13 +44,16 @@ def rebuild_problem(bundle_dir: str | Path, device: str) -> tuple[torch.nn.Modul
     return model, inputs
 
 
-def call_args(bundle_dir: str | Path, graph_index: int, model: torch.nn.Module, inputs: list) -> list:
+def call_args(bundle_dir: str | Path, graph_index: int, model: torch.nn.Module, inputs: list,
+              meta: dict | None = None) -> list:
     """The argument list for graph `graph_index`'s call(), from meta.json's mapping.
 
     A fresh list each time (call() clears it). Arguments made between graphs
     ("intermediate") exist only while the model runs: use run_bundle for those.
+    `meta`: the bundle's parsed meta.json, for callers on a per-call path (reading
+    the file again costs tens of microseconds per call).
     """
-    graph = read_meta(bundle_dir)["graphs"][graph_index]
+    graph = (meta or read_meta(bundle_dir))["graphs"][graph_index]
     params, buffers = dict(model.named_parameters()), dict(model.named_buffers())
     args = []
     for a in graph["args"]:
