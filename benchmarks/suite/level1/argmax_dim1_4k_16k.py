@@ -1,0 +1,21 @@
+"""argmax over the last dim of 4096x16384 fp32."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        pass
+
+    def forward(self, x):
+        return torch.argmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(4096, 16384)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,21 @@
+"""avg_pool2d 3x3 stride 1 pad 1 on 16x64x128x128 fp32."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        pass
+
+    def forward(self, x):
+        return F.avg_pool2d(x, 3, stride=1, padding=1)
+
+
+def get_inputs():
+    return [torch.randn(16, 64, 128, 128)]
+
+
+def get_init_inputs():
+    return []

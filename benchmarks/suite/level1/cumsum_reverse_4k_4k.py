@@ -1,0 +1,21 @@
+"""Reversed cumsum along the last dim of 4096x4096 fp32."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        pass
+
+    def forward(self, x):
+        return torch.flip(torch.cumsum(torch.flip(x, [-1]), -1), [-1])
+
+
+def get_inputs():
+    return [torch.randn(4096, 4096)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,21 @@
+"""max_pool2d 4x4 stride 1 on 16x32x256x256 fp32 (large overlapping windows)."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        pass
+
+    def forward(self, x):
+        return F.max_pool2d(x, 4, stride=1)
+
+
+def get_inputs():
+    return [torch.randn(16, 32, 256, 256)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,21 @@
+"""softmax over dim 0 (strided) of 8192x4096 fp32."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        pass
+
+    def forward(self, x):
+        return torch.softmax(x, dim=0)
+
+
+def get_inputs():
+    return [torch.randn(8192, 4096)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,21 @@
+"""sum over dim 0 (strided) of 16384x4096 fp32."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        pass
+
+    def forward(self, x):
+        return x.sum(dim=0)
+
+
+def get_inputs():
+    return [torch.randn(16384, 4096)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,21 @@
+"""A transposed contiguous copy of 8192x8192 fp32 (x.t().contiguous() scaled)."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        pass
+
+    def forward(self, x):
+        return (x.t() * 2.0).contiguous()
+
+
+def get_inputs():
+    return [torch.randn(8192, 8192)]
+
+
+def get_init_inputs():
+    return []
