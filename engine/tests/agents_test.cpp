@@ -154,3 +154,49 @@ TEST(RowSoftmaxTemplate, DeclinesWhatItDoesNotHandle) {
   p.family = "cross_entropy";
   EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
 }
+
+namespace {
+
+agents::KernelProfile pool_profile(const ir::Bundle& b, json in, json out, int64_t xnumel) {
+  agents::KernelProfile p;
+  p.kernel = &b.graphs[0]->kernels.at(0);
+  p.family = profile::family(*p.kernel);
+  p.launches = {{{"args", {in, out, value(xnumel)}}}};
+  return p;
+}
+
+}  // namespace
+
+TEST(Pool2dTemplate, ReadsParametersFromTheGraphFragment) {
+  // corpus max_pool2d: 3x3 stride 2 padding 1 on 4x16x32x32 -> 4x16x16x16.
+  auto b = corpus("max_pool2d");
+  auto p = pool_profile(*b, tensor({4, 16, 32, 32}), tensor({4, 16, 16, 16}), 4 * 16 * 16 * 16);
+  ASSERT_EQ(p.family, "pooling");
+  std::string why;
+  auto cands = agents::templates::instantiate(p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  for (const auto& c : cands) {
+    EXPECT_NE(c.source.find("max 3x3, stride 2, padding 1"), std::string::npos);
+    EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
+  }
+  // avg_pool2d: 3x3 stride 1 padding 1 (count_include_pad: divide by 9).
+  auto a = corpus("avg_pool2d");
+  auto q = pool_profile(*a, tensor({4, 16, 32, 32}), tensor({4, 16, 32, 32}), 4 * 16 * 32 * 32);
+  auto avg = agents::templates::instantiate(q, &why);
+  ASSERT_FALSE(avg.empty()) << why;
+  EXPECT_NE(avg.front().source.find("acc / 9.0"), std::string::npos);
+}
+
+TEST(Pool2dTemplate, DeclinesShapesThatDoNotMatch) {
+  auto b = corpus("max_pool2d");
+  std::string why;
+  // An output shape the parameters cannot produce.
+  auto p = pool_profile(*b, tensor({4, 16, 32, 32}), tensor({4, 16, 15, 15}), 4 * 16 * 15 * 15);
+  EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
+  EXPECT_NE(why.find("output shape"), std::string::npos);
+  // A channels-last input.
+  json cl = tensor({4, 16, 32, 32});
+  cl["stride"] = {16384, 1, 512, 16};
+  p = pool_profile(*b, cl, tensor({4, 16, 16, 16}), 4 * 16 * 16 * 16);
+  EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
+}

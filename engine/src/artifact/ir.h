@@ -50,6 +50,7 @@ struct Kernel {
   std::vector<std::string> mutated_args;  // inductor_meta.mutated_arg_names
   std::vector<std::string> aten_ops;      // from the "Original ATen: [...]" comment
   std::vector<std::string> source_nodes;  // from "Topologically Sorted Source Nodes: [...]"
+  std::string comment;  // the comment block Inductor wrote above the declaration (graph fragment included)
   std::string source;  // decoded kernel source (the string literal's value)
   Span decl;           // the whole `var = async_compile.triton(...)` statement
   Span literal;        // the source string literal, quotes included

@@ -106,6 +106,7 @@ Kernel read_kernel_decl(const py::Module& m, const py::Node* assign, const py::N
   std::string_view comments = leading_trivia(m, assign);
   k.aten_ops = bracket_list_after(comments, "Original ATen:");
   k.source_nodes = bracket_list_after(comments, "Topologically Sorted Source Nodes:");
+  k.comment = std::string(comments);
 
   KernelSource ks = parse_kernel_source(k.source, k.name, fmt::format("{}:{}", m.filename(), args[1]->begin.line));
   if (!ks.entry) throw bad(args[1], fmt::format("kernel `{}` has no @triton.jit function", k.name));

@@ -1,0 +1,210 @@
+#include "agents/coder/templates/pool2d.h"
+
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "agents/coder/pin_config.h"
+#include "agents/coder/templates/templates.h"
+#include "verify/outputs.h"
+
+namespace kopt::agents::templates {
+
+using nlohmann::json;
+
+namespace {
+
+struct PoolParams {
+  bool max = true;
+  int64_t k = 0, s = 0, p = 0;
+  bool count_include_pad = true;
+};
+
+// "[3, 3]" pairs must be square for this template.
+bool square(const std::smatch& m, int a, int b, int64_t* out) {
+  if (!m[a].matched) return false;
+  int64_t x = std::stoll(m[a]), y = std::stoll(m[b]);
+  if (x != y) return false;
+  *out = x;
+  return true;
+}
+
+std::optional<PoolParams> parse(const std::string& comment, std::string* why) {
+  // prims._low_memory_max_pool_with_offsets(x, kernel, stride, padding, dilation, ceil_mode)
+  static const std::regex maxre(
+      R"(_low_memory_max_pool_with_offsets\.default\]\(args = \(%\w+, \[(\d+), (\d+)\], \[(\d+), (\d+)\], \[(\d+), (\d+)\], \[(\d+), (\d+)\], (True|False)\))");
+  // aten.avg_pool2d(x, kernel, stride=[], padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None)
+  static const std::regex avgre(
+      R"(aten\.avg_pool2d\.default\]\(args = \(%\w+, \[(\d+), (\d+)\](?:, \[(\d+), (\d+)\])?(?:, \[(\d+), (\d+)\])?(?:, (True|False))?(?:, (True|False))?(?:, (\w+))?\))");
+  std::smatch m;
+  PoolParams pp;
+  if (std::regex_search(comment, m, maxre)) {
+    int64_t dil = 0;
+    if (!square(m, 1, 2, &pp.k) || !square(m, 3, 4, &pp.s) || !square(m, 5, 6, &pp.p) || !square(m, 7, 8, &dil))
+      return *why = "non-square pooling window", std::nullopt;
+    if (dil != 1) return *why = "dilated pooling", std::nullopt;
+    if (m[9] == "True") return *why = "ceil_mode pooling", std::nullopt;
+    return pp;
+  }
+  if (std::regex_search(comment, m, avgre)) {
+    pp.max = false;
+    if (!square(m, 1, 2, &pp.k)) return *why = "non-square pooling window", std::nullopt;
+    if (!m[3].matched) pp.s = pp.k;  // stride defaults to the kernel size
+    else if (!square(m, 3, 4, &pp.s)) return *why = "non-square stride", std::nullopt;
+    if (m[5].matched && !square(m, 5, 6, &pp.p)) return *why = "non-square padding", std::nullopt;
+    if (m[7].matched && m[7] == "True") return *why = "ceil_mode pooling", std::nullopt;
+    if (m[8].matched) pp.count_include_pad = m[8] == "True";
+    if (m[9].matched && m[9] != "None") return *why = "divisor_override", std::nullopt;
+    return pp;
+  }
+  *why = "no pooling call in the kernel's graph fragment";
+  return std::nullopt;
+}
+
+bool contiguous(const json& t) {
+  int64_t expect = 1;
+  for (size_t d = t["shape"].size(); d-- > 0;) {
+    if (t["shape"][d].get<int64_t>() != 1 && t["stride"][d].get<int64_t>() != expect) return false;
+    expect *= t["shape"][d].get<int64_t>();
+  }
+  return true;
+}
+
+int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+std::vector<Candidate> pool2d(const KernelProfile& k, std::string* why_not) {
+  std::string why;
+  auto no = [&](const std::string& w) {
+    if (why_not) *why_not = w;
+    return std::vector<Candidate>{};
+  };
+  const ir::Kernel& ker = *k.kernel;
+  if (ker.kind != "pointwise") return no("not a pointwise pooling kernel");
+  if (ker.aten_ops != std::vector<std::string>{"aten.max_pool2d_with_indices"} &&
+      ker.aten_ops != std::vector<std::string>{"aten.avg_pool2d"})
+    return no("the kernel fuses more than one pooling op");
+  auto pp = parse(ker.comment, &why);
+  if (!pp) return no(why);
+  if (pp->s > pp->k || pp->k > 8 || pp->p * 2 > pp->k) return no("stride above kernel size, or a window above 8");
+  std::vector<const ir::KernelParam*> runtime;
+  for (const ir::KernelParam& p : ker.signature)
+    if (!p.is_constexpr) runtime.push_back(&p);
+  if (runtime.size() != 3 || runtime[2]->name != "xnumel" || verify::pure_output_args(ker) != std::vector<size_t>{1})
+    return no("expected (input, output, xnumel): the kernel must compute only the pooled values");
+  if (k.launches.size() != 1) return no("one launch expected");
+  const json& a = k.launches.front()["args"];
+  if (a.size() != 3 || !a[0].contains("shape") || a[0]["shape"].size() != 4 || !a[1].contains("shape") ||
+      a[1]["shape"].size() != 4 || !contiguous(a[0]) || !contiguous(a[1]))
+    return no("input and output must be contiguous NCHW tensors");
+  if (a[0]["dtype"] != a[1]["dtype"]) return no("input and output dtypes differ");
+  int64_t nc = a[0]["shape"][0].get<int64_t>() * a[0]["shape"][1].get<int64_t>();
+  int64_t h = a[0]["shape"][2], w = a[0]["shape"][3], ho = a[1]["shape"][2], wo = a[1]["shape"][3];
+  int64_t K = pp->k, S = pp->s, P = pp->p;
+  if (ho != (h + 2 * P - K) / S + 1 || wo != (w + 2 * P - K) / S + 1 ||
+      a[1]["shape"][0] != a[0]["shape"][0] || a[1]["shape"][1] != a[0]["shape"][1])
+    return no("output shape does not match the pooling parameters");
+  int64_t xnumel = a[2].value("value", int64_t{0});
+  if (xnumel != nc * ho * wo) return no("xnumel is not the output's element count");
+  bool wide = nc * h * w >= (int64_t{1} << 31);
+
+  std::string params;
+  for (const ir::KernelParam& p : ker.signature)
+    params += fmt::format("{}{}{}", params.empty() ? "" : ", ", p.name, p.is_constexpr ? " : tl.constexpr" : "");
+  const std::string in = runtime[0]->name, out = runtime[1]->name;
+  const std::string neutral = pp->max ? "float('-inf')" : "0.0";
+  auto combine = [&](const std::string& a_, const std::string& b_) {
+    return pp->max ? fmt::format("triton_helpers.maximum({}, {})", a_, b_) : fmt::format("{} + {}", a_, b_);
+  };
+  std::vector<Candidate> outc;
+  for (int64_t bw : {32, 64, 128, 256}) {
+    if (bw > 2 * wo && bw > 32) break;
+    for (int64_t rh : {8, 16, 32, 64}) {
+      if (rh > 2 * ho && rh > 8) break;
+      int64_t colb = cdiv(wo, bw), rowc = cdiv(ho, rh), units = nc * rowc * colb;
+      // Inductor's Grid1D launches cdiv(xnumel, XBLOCK) programs: XBLOCK is chosen so that covers the units.
+      int64_t xblock = xnumel / units;
+      if (xblock < 1 || cdiv(xnumel, xblock) < units) continue;
+      // The body: prologue rows into registers, then the streaming loop.
+      std::string body;
+      auto hrow = [&](const std::string& var, const std::string& ih) {
+        std::string s = fmt::format("    ih = {}\n    rok = (ih >= 0) & (ih < H)\n", ih);
+        for (int64_t dx = 0; dx < K; ++dx) {
+          s += fmt::format("    iw = ow * {} + {}\n", S, dx - P);
+          s += fmt::format("    v = tl.load(base_in + ih * W + iw, omask & rok & (iw >= 0) & (iw < W), other={}).to(tl.float32)\n",
+                           neutral);
+          s += dx == 0 ? fmt::format("    {} = v\n", var) : fmt::format("    {} = {}\n", var, combine(var, "v"));
+        }
+        return s;
+      };
+      // Carried rows c0..c{K-S-1}: the window rows of the current output row that the next one reuses.
+      for (int64_t dy = 0; dy < K - S; ++dy) body += hrow(fmt::format("c{}", dy), fmt::format("oh0 * {} + {}", S, dy - P));
+      std::string loop = "    for r in tl.range(0, RH):\n        oh = oh0 + r\n";
+      std::string inner;
+      for (int64_t j = 0; j < S; ++j) inner += hrow(fmt::format("n{}", j), fmt::format("oh * {} + {}", S, K - S + j - P));
+      // Indent the new-row code into the loop.
+      std::string indented;
+      for (size_t pos = 0; pos < inner.size();) {
+        size_t nl = inner.find('\n', pos);
+        indented += "    " + inner.substr(pos, nl - pos + 1);
+        pos = nl + 1;
+      }
+      loop += indented;
+      std::vector<std::string> window;
+      for (int64_t dy = 0; dy < K - S; ++dy) window.push_back(fmt::format("c{}", dy));
+      for (int64_t j = 0; j < S; ++j) window.push_back(fmt::format("n{}", j));
+      std::string acc = window[0];
+      for (size_t i = 1; i < window.size(); ++i) acc = combine(acc, window[i]);
+      loop += fmt::format("        acc = {}\n", acc);
+      if (!pp->max) {
+        if (pp->count_include_pad) {
+          loop += fmt::format("        acc = acc / {}.0\n", K * K);
+        } else {
+          loop += fmt::format(
+              "        hs = oh * {S} - {P}\n        ws = ow * {S} - {P}\n"
+              "        cnt = (tl.minimum(hs + {K}, H) - tl.maximum(hs, 0)) * (tl.minimum(ws + {K}, W) - tl.maximum(ws, 0))\n"
+              "        acc = acc / cnt.to(tl.float32)\n",
+              fmt::arg("S", S), fmt::arg("P", P), fmt::arg("K", K));
+        }
+      }
+      loop += fmt::format("        tl.store(base_out + oh * WO + ow, acc.to({}.dtype.element_ty), omask & (oh < HO))\n", out);
+      for (int64_t dy = 0; dy < K - S; ++dy)
+        loop += fmt::format("        c{} = {}\n", dy, window[dy + S]);
+      std::string def = fmt::format(
+          "def {name}({params}):\n"
+          "    # kernelopt template pool2d ({kind} {K}x{K}, stride {S}, padding {P}): rows streamed once.\n"
+          "    H: tl.constexpr = {h}\n    W: tl.constexpr = {w}\n    HO: tl.constexpr = {ho}\n    WO: tl.constexpr = {wo}\n"
+          "    RH: tl.constexpr = {rh}\n    BW: tl.constexpr = {bw}\n"
+          "    pid = tl.program_id(0)\n"
+          "    plane = pid // {per_plane}\n"
+          "    rest = pid % {per_plane}\n"
+          "    oh0 = (rest // {colb}) * RH\n"
+          "    ow = (rest % {colb}) * BW + tl.arange(0, BW)\n"
+          "    omask = (ow < WO) & (pid < {units})\n"
+          "    base_in = {in} + plane{widen} * (H * W)\n"
+          "    base_out = {out} + plane{widen} * (HO * WO)\n"
+          "{body}{loop}",
+          fmt::arg("name", ker.entry), fmt::arg("params", params), fmt::arg("kind", pp->max ? "max" : "avg"),
+          fmt::arg("K", K), fmt::arg("S", S), fmt::arg("P", P), fmt::arg("h", h), fmt::arg("w", w), fmt::arg("ho", ho),
+          fmt::arg("wo", wo), fmt::arg("rh", rh), fmt::arg("bw", bw), fmt::arg("per_plane", rowc * colb),
+          fmt::arg("colb", colb), fmt::arg("units", units), fmt::arg("in", in), fmt::arg("out", out),
+          fmt::arg("widen", wide ? ".to(tl.int64)" : ""), fmt::arg("body", body), fmt::arg("loop", loop));
+      std::string source = replace_entry(ker, def);
+      for (int warps : {1, 2, 4}) {
+        if (bw / (32 * warps) < 1) continue;
+        json c = {{"XBLOCK", xblock}, {"num_warps", warps}, {"num_stages", 1}};
+        Candidate cand;
+        cand.origin = "template:pooling";
+        cand.description = fmt::format("pool2d streaming, {} rows x {} columns per program, num_warps={}", rh, bw, warps);
+        cand.source = pin_config(source, ker.name, c);
+        cand.config = c;
+        outc.push_back(std::move(cand));
+      }
+    }
+  }
+  if (outc.empty()) return no("no tiling fits the output");
+  return outc;
+}
+
+}  // namespace kopt::agents::templates
