@@ -52,10 +52,22 @@ GateRecord g1(worker::Supervisor& sup, const std::string& bundle, size_t graph, 
   return {"G1", r.passed ? "passed" : "failed", {{"findings", findings_json(r.findings)}}};
 }
 
-// Which poison fill a G2 run uses: NaN on the recorded inputs and odd seeds, finite garbage on even
-// seeds — NaN shows unwritten elements, garbage catches a candidate that skips outputs that do not
-// look poisoned (python/kernelopt/worker/poison.py).
-const char* poison_fill(int seed) { return seed >= 0 && seed % 2 == 0 ? "garbage" : "nan"; }
+// One G2 input set: the recorded arguments (seed -1) or a seed, and the poison fill of its pure outputs.
+struct G2Run {
+  int seed;
+  const char* fill;
+  bool repeat = false;  // run the candidate twice on the same inputs
+};
+
+// NaN on the recorded inputs and odd seeds, finite garbage on even seeds: NaN shows unwritten
+// elements, garbage catches a candidate that skips outputs that do not look poisoned
+// (python/kernelopt/worker/poison.py). With no seeds, the recorded inputs also run with garbage.
+std::vector<G2Run> g2_runs(int seeds) {
+  std::vector<G2Run> runs = {{-1, "nan", true}};
+  for (int s = 0; s < seeds; ++s) runs.push_back({s, s % 2 == 0 ? "garbage" : "nan"});
+  if (seeds <= 0) runs.push_back({-1, "garbage"});
+  return runs;
+}
 
 GateRecord g2(worker::Supervisor& sup, const std::string& bundle, size_t graph, const ir::Kernel& k,
               const std::string& source, const CascadeOptions& o) {
@@ -63,17 +75,17 @@ GateRecord g2(worker::Supervisor& sup, const std::string& bundle, size_t graph, 
                {"poison", pure_output_args(k)}, {"tolerances", o.tol.to_json()}};
   json runs = json::array();
   // The real recorded inputs first (run twice: nondeterminism beyond rounding fails), then fresh seeds.
-  for (int s = -1; s < o.seeds; ++s) {
+  for (const G2Run& run : g2_runs(o.seeds)) {
     for (size_t launch = 0; launch < k.launch_count; ++launch) {
       json req = base;
       req["launch"] = launch;
-      req["poison_fill"] = poison_fill(s);
-      if (s < 0) req["repeat"] = true;
-      else req["seed"] = s;
+      req["poison_fill"] = run.fill;
+      if (run.seed >= 0) req["seed"] = run.seed;
+      if (run.repeat) req["repeat"] = true;
       json r = sup.call(req, o.timeout);
       json summary = {{"launch", launch},
-                      {"inputs", s < 0 ? std::string("recorded") : fmt::format("seed {}", s)},
-                      {"poison_fill", poison_fill(s)}};
+                      {"inputs", run.seed < 0 ? std::string("recorded") : fmt::format("seed {}", run.seed)},
+                      {"poison_fill", run.fill}};
       if (failed_reply(r)) {
         summary.update(reply_evidence(r));
         runs.push_back(summary);

@@ -34,7 +34,7 @@ def poison(t: torch.Tensor, fill: str = "nan", seed: int = 0) -> None:
         raise ValueError(f"poison fill {fill!r}; use one of {FILLS}")
     gen = torch.Generator(device="cpu").manual_seed(0x6A5B + seed)
     if t.is_floating_point():
-        vals = torch.randn(t.shape, generator=gen, dtype=torch.float64)
+        vals = torch.randn(t.shape, generator=gen, dtype=torch.float32)  # float32: cheap for large outputs
     elif t.dtype == torch.bool:
         vals = torch.rand(t.shape, generator=gen) < 0.5
     else:
