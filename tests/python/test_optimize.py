@@ -124,3 +124,19 @@ def test_bad_targets_are_one_line_errors(kernelopt_bin, tmp_path, target, messag
 def test_a_problem_file_needs_a_gpu_to_capture(kernelopt_bin, tmp_path):
     r = optimize(kernelopt_bin, CORPUS / "gelu_scale/problem.py", tmp_path / "out", tmp_path / "results.db")
     assert r.returncode == 2 and "captured with torch.compile on a GPU" in r.stderr
+
+
+@pytest.mark.parametrize("bundle, family", [
+    ("softmax_lastdim", "softmax"), ("log_softmax", "log_softmax"), ("max_pool2d", "pooling"), ("avg_pool2d", "pooling"),
+])
+def test_templates_are_verified_and_used(kernelopt_bin, tmp_path, bundle, family):
+    """The template library's instance for each family passes G1-G3 and the stitched model matches eager."""
+    out = tmp_path / "out"
+    r = optimize(kernelopt_bin, CORPUS / bundle, out, tmp_path / "results.db")
+    assert r.returncode == 0, r.stderr
+    (kernel,) = json.loads((out / "report.json").read_text())["kernels"]
+    assert kernel["family"] == family and kernel["accepted"]
+    chosen = next(c for c in kernel["candidates"] if c["id"] == kernel["chosen"])
+    assert chosen["origin"] == f"template:{family}"
+    assert "kernelopt template" in (out / "module_0.py").read_text()
+    assert result_vs_eager(out)["match"]
