@@ -118,10 +118,12 @@ std::vector<Candidate> pool2d(const KernelProfile& k, std::string* why_not) {
     return pp->max ? fmt::format("triton_helpers.maximum({}, {})", a_, b_) : fmt::format("{} + {}", a_, b_);
   };
   std::vector<Candidate> outc;
-  for (int64_t bw : {32, 64, 128, 256}) {
+  // Tiles from 32 to 1024 output columns and 4 to 32 rows per program (on the H200 the widest
+  // tile of a narrower space won every time: wide rows keep the loads coalesced).
+  for (int64_t bw : {32, 64, 128, 256, 512, 1024}) {
     if (bw > 2 * wo && bw > 32) break;
-    for (int64_t rh : {8, 16, 32, 64}) {
-      if (rh > 2 * ho && rh > 8) break;
+    for (int64_t rh : {4, 8, 16, 32}) {
+      if (rh > 2 * ho && rh > 4) break;
       int64_t colb = cdiv(wo, bw), rowc = cdiv(ho, rh), units = nc * rowc * colb;
       // Inductor's Grid1D launches cdiv(xnumel, XBLOCK) programs: XBLOCK is chosen so that covers the units.
       int64_t xblock = xnumel / units;
@@ -191,8 +193,9 @@ std::vector<Candidate> pool2d(const KernelProfile& k, std::string* why_not) {
           fmt::arg("colb", colb), fmt::arg("units", units), fmt::arg("in", in), fmt::arg("out", out),
           fmt::arg("widen", wide ? ".to(tl.int64)" : ""), fmt::arg("body", body), fmt::arg("loop", loop));
       std::string source = replace_entry(ker, def);
-      for (int warps : {1, 2, 4}) {
-        if (bw / (32 * warps) < 1) continue;
+      for (int warps : {1, 2, 4, 8}) {
+        int64_t per_thread = bw / (32 * warps);
+        if (per_thread < 1 || per_thread > 8) continue;
         json c = {{"XBLOCK", xblock}, {"num_warps", warps}, {"num_stages", 1}};
         Candidate cand;
         cand.origin = "template:pooling";
