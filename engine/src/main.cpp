@@ -83,7 +83,15 @@ int main(int argc, char** argv) {
   z->add_option("--agents", op.agents, "agent implementations: builtin")->default_val("builtin");
   z->add_option("--max-cascades", op.max_cascades, "full cascades per kernel (default 3 on a GPU, 1 in CPU mode)");
   z->add_option("--seeds", op.seeds, "G2: fresh random input sets besides the recorded one")->default_val(5);
-  z->add_option("--gamma", op.gamma, "G4: required speedup factor")->default_val(1.03);
+  z->add_option("--gamma", op.gamma, "G4 and E2E: required speedup factor")->default_val(1.03);
+  z->add_option("--atol-fp32", op.tol.atol_fp32, "absolute tolerance for fp32/fp64 tensors")->default_val(1e-4)
+      ->check(CLI::NonNegativeNumber);
+  z->add_option("--rtol-fp32", op.tol.rtol_fp32, "relative tolerance for fp32/fp64 tensors")->default_val(1e-4)
+      ->check(CLI::NonNegativeNumber);
+  z->add_option("--atol-half", op.tol.atol_half, "absolute tolerance for fp16/bf16 tensors")->default_val(1e-2)
+      ->check(CLI::NonNegativeNumber);
+  z->add_option("--rtol-half", op.tol.rtol_half, "relative tolerance for fp16/bf16 tensors")->default_val(1e-2)
+      ->check(CLI::NonNegativeNumber);
   z->add_option("--timeout", op.timeout_s, "seconds one worker request may take")->default_val(600);
   z->add_option("--mode", op.mode, "torch.compile mode when capturing a problem")->default_val("default");
   z->add_option("--dtype", op.dtype, "cast model and inputs when capturing a problem: float32 | bfloat16 | float16");

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "verify/cascade.h"
 #include "worker/supervisor.h"
 
 namespace kopt::cli {
@@ -34,6 +35,7 @@ struct OptimizeOptions {
   std::string target, out, device = "cuda", gpus = "0", agents = "builtin", db, dtype, mode = "default";
   double budget_s = 60, gamma = 1.03;
   int seeds = 5, timeout_s = 600, max_cascades = -1;  // -1: 3 on a GPU, 1 in CPU mode
+  verify::Tolerances tol;
   bool json = false, quiet = false;
 };
 int optimize(const OptimizeOptions& o);

@@ -196,12 +196,16 @@ void search(Job& job, agents::Agents& agents, report::ResultsDb& db) {
   so.deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(job.o.budget_s * 1000));
   so.cascade.seeds = job.o.seeds;
   so.cascade.gamma = job.o.gamma;
+  so.cascade.tol = job.o.tol;
   so.cascade.timeout = job.timeout();
   so.cache_prefix = job.gpu() ? fmt::format("{}|{}|{}", job.hello["gpu"].value("name", "?"),
                                             job.hello["versions"].value("torch", "?"),
                                             job.hello["versions"].value("triton", "?"))
                               : fmt::format("cpu|{}|{}", job.hello["versions"].value("torch", "?"),
                                             job.hello["versions"].value("triton", "?"));
+  // A cached verdict holds only for the same gates: seeds, gamma and tolerances are part of the key.
+  so.cache_prefix += fmt::format("|seeds={}|gamma={}|tol={}", so.cascade.seeds, so.cascade.gamma,
+                                 so.cascade.tol.to_json().dump());
   search::Cache cache{db, {}};
   std::mutex say_mu;
   // On a terminal one status line is redrawn in place (a progress bar over kernels and the
@@ -258,6 +262,7 @@ void end_to_end(Job& job) {
   verify::CascadeOptions co;
   co.seeds = job.o.seeds;
   co.gamma = job.o.gamma;
+  co.tol = job.o.tol;
   co.timeout = job.timeout();
   job.e2e = verify::end_to_end(*job.sup, *job.bundle, job.stitched, co);
   bool ok = job.e2e->status == "passed" || job.e2e->status == "not_measured";
