@@ -145,7 +145,8 @@ class KernelSearch {
       json sources = json::array();
       for (size_t i : todo) sources.push_back(out_.candidates[i].candidate.source);
       json r = sup_.call({{"op", "screen"}, {"bundle", b_.dir}, {"graph", graph_}, {"kernel", out_.profile.kernel->name},
-                          {"sources", sources}, {"reps", o_.screen_reps}},
+                          {"sources", sources}, {"reps", o_.screen_reps},
+                          {"poison", verify::pure_output_args(*out_.profile.kernel)}},
                          o_.cascade.timeout);
       if (!r.value("ok", false)) {
         say("screening failed: " + r.value("error", "?").substr(0, 200));

@@ -14,8 +14,7 @@ from typing import Any
 
 from . import timing
 from .bundle_ops import get_bundle, run_baseline
-from .gpu_ops import _require_gpu
-from .launches import restore
+from .gpu_ops import _require_gpu, restore_and_poison
 from .protocol import op
 
 
@@ -49,7 +48,7 @@ def _one_line(e: BaseException) -> str:
 
 @op("screen")
 def screen(req: dict) -> dict:
-    """{bundle, graph, kernel, launch, sources, reps} -> the baseline's and each source's times."""
+    """{bundle, graph, kernel, launch, sources, reps, poison} -> the baseline's and each source's times."""
     state = get_bundle(req)
     if (skip := _require_gpu(state)) is not None:
         return skip
@@ -60,15 +59,12 @@ def screen(req: dict) -> dict:
     rec = state.launch(req.get("graph", 0), req["kernel"], req.get("launch", 0))
     name = state.kernel_name(rec.graph, rec.kernel)
     compiled = _compile_all(name, list(req["sources"]), state.device)
-    # Screening ranks, G4 decides: one set of buffers shared by every candidate (memory stays
-    # bounded for large kernels), restored to the recorded inputs before each repetition.
+    # Screening ranks, G4 decides. One set of buffers shared by every candidate (memory stays
+    # bounded for large kernels), restored to the recorded inputs and with pure outputs poisoned
+    # before each repetition, as G4 times them.
     args = rec.fresh_args()
     stream = torch.cuda.current_stream().cuda_stream
-
-    def prepare():
-        for a, r in zip(args, rec.args):
-            if isinstance(a, torch.Tensor):
-                restore(a, r)
+    prepare = restore_and_poison(args, rec, tuple(req.get("poison", ())))
 
     def launch_fn(lau):
         return lambda: lau.run(*args, stream=stream, **rec.kwargs)
