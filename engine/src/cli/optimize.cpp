@@ -60,15 +60,6 @@ struct Job {
   }
 };
 
-// A failed worker reply for a stage the job cannot do without: one line naming what failed.
-json must(const json& reply, const std::string& what) {
-  if (reply.value("ok", false)) return reply;
-  std::string why = reply.value("error", "unknown error");
-  why = why.substr(0, why.find('\n'));
-  if (reply.contains("failure")) why = reply["failure"].get<std::string>() + ": " + why;
-  throw UserError(fmt::format("{} failed: {}", what, why));
-}
-
 template <class F>
 void stage(Job& job, const std::string& name, F&& body) {
   auto t = Clock::now();
@@ -126,17 +117,7 @@ void start(Job& job) {
 
 void ceilings(Job& job, report::ResultsDb& db) {
   if (!job.gpu()) return;
-  std::string gpu = job.hello["gpu"].value("name", "?"), torch = job.hello["versions"].value("torch", "?"),
-              triton = job.hello["versions"].value("triton", "?");
-  auto cached = db.ceilings(gpu, torch, triton);
-  if (!cached) {
-    job.say("measuring ceilings (copy bandwidth, matmul rates); cached for this GPU afterwards");
-    json c = must(job.sup->call({{"op", "ceilings"}}, job.timeout()), "measuring ceilings");
-    c.erase("id"), c.erase("ok");
-    db.put_ceilings(gpu, torch, triton, c);
-    cached = c;
-  }
-  job.ceilings = *cached;
+  job.ceilings = gpu_ceilings(*job.sup, db, job.timeout(), [&](const std::string& w) { job.say(w); });
 }
 
 void baseline(Job& job) {

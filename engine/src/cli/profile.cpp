@@ -22,15 +22,6 @@ void progress(bool quiet, const std::string& what) {
   if (!quiet) std::cerr << "[kernelopt] " << what << "\n";
 }
 
-// A failed worker reply becomes a one-line error naming what failed.
-nlohmann::json must(const nlohmann::json& reply, const std::string& what) {
-  if (reply.value("ok", false)) return reply;
-  std::string why = reply.value("error", "unknown error");
-  why = why.substr(0, why.find('\n'));
-  if (reply.contains("failure")) why = std::string(reply["failure"]) + ": " + why;
-  throw UserError(fmt::format("{} failed: {}", what, why));
-}
-
 }  // namespace
 
 int profile(const ProfileOptions& o) {
@@ -48,17 +39,7 @@ int profile(const ProfileOptions& o) {
   nlohmann::json out = {{"bundle", o.bundle}, {"worker", hello}};
   report::ResultsDb db(o.db.empty() ? report::ResultsDb::default_path() : o.db);
   if (o.device != "cpu") {
-    std::string gpu = hello["gpu"].value("name", "?"), torch = hello["versions"].value("torch", "?"),
-                triton = hello["versions"].value("triton", "?");
-    auto cached = db.ceilings(gpu, torch, triton);
-    if (!cached) {
-      progress(o.quiet, "measuring ceilings (copy bandwidth, matmul rates); cached for this GPU afterwards");
-      nlohmann::json c = must(sup.call({{"op", "ceilings"}}, timeout), "measuring ceilings");
-      c.erase("id"), c.erase("ok");
-      db.put_ceilings(gpu, torch, triton, c);
-      cached = c;
-    }
-    out["ceilings"] = *cached;
+    out["ceilings"] = gpu_ceilings(sup, db, timeout, [&](const std::string& w) { progress(o.quiet, w); });
   }
   progress(o.quiet, "running the baseline module against the eager model");
   nlohmann::json base = must(sup.call({{"op", "run_baseline"}, {"bundle", o.bundle}}, timeout), "the baseline run");

@@ -1,4 +1,4 @@
-// Starting the worker a command talks to: one slot (the GPU index, or the CPU),
+// Starting the worker a command talks to, and the replies every command needs: one slot (the GPU index, or the CPU),
 // shutdown on SIGINT/SIGTERM, and start-up failures turned into one line that
 // names the fix.
 #include <fmt/format.h>
@@ -7,6 +7,8 @@
 #include "util/error.h"
 
 namespace kopt::cli {
+
+using json_t = nlohmann::json;
 
 std::unique_ptr<worker::Supervisor> start_worker(const std::string& device, const std::string& gpu) {
   return start_workers(device, {gpu});
@@ -28,6 +30,27 @@ std::unique_ptr<worker::Supervisor> start_workers(const std::string& device, con
                                 "with torch, triton and kernelopt)",
                                 why, python_executable()));
   }
+}
+
+json_t must(const json_t& reply, const std::string& what) {
+  if (reply.value("ok", false)) return reply;
+  std::string why = reply.value("error", "unknown error");
+  why = why.substr(0, why.find('\n'));
+  if (reply.contains("failure")) why = reply["failure"].get<std::string>() + ": " + why;
+  throw UserError(fmt::format("{} failed: {}", what, why));
+}
+
+json_t gpu_ceilings(worker::Supervisor& sup, report::ResultsDb& db, std::chrono::seconds timeout,
+                    const std::function<void(const std::string&)>& say) {
+  const json_t hello = sup.hellos().at(0);
+  std::string gpu = hello["gpu"].value("name", "?"), torch = hello["versions"].value("torch", "?"),
+              triton = hello["versions"].value("triton", "?");
+  if (auto cached = db.ceilings(gpu, torch, triton)) return *cached;
+  say("measuring ceilings (copy bandwidth, matmul rates); cached for this GPU afterwards");
+  json_t c = must(sup.call({{"op", "ceilings"}}, timeout), "measuring ceilings");
+  c.erase("id"), c.erase("ok");
+  db.put_ceilings(gpu, torch, triton, c);
+  return c;
 }
 
 }  // namespace kopt::cli

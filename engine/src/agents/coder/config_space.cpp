@@ -17,12 +17,6 @@ const std::map<std::string, int64_t> kMaxBlock = {{"X", 4096}, {"Y", 1024}, {"Z"
 // CUDA grid limit of the second and third grid dimensions (Grid2D puts y there).
 constexpr int64_t kMaxGridYZ = 65535;
 
-int64_t next_pow2(int64_t n) {
-  int64_t p = 1;
-  while (p < n) p <<= 1;
-  return p;
-}
-
 // "XBLOCK" -> "X", "R0_BLOCK" -> "R0".
 std::string dim_of(const std::string& block) {
   std::string d = block.substr(0, block.size() - 5);
@@ -57,6 +51,12 @@ std::vector<int64_t> powers(int64_t lo, int64_t hi) {
 }
 
 }  // namespace
+
+int64_t next_pow2(int64_t n) {
+  int64_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
 
 std::optional<KernelShape> kernel_shape(const ir::Kernel& k, const json& launch, std::string* why_not) {
   auto no = [&](const std::string& why) -> std::optional<KernelShape> {

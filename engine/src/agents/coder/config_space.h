@@ -27,6 +27,9 @@ struct KernelShape {
   std::string reduction_hint;              // INNER, OUTER, ... when given
 };
 
+// The smallest power of two >= n (block sizes are powers of two).
+int64_t next_pow2(int64_t n);
+
 // Reads the shape facts; nullopt when the kernel's config cannot be searched safely
 // (split scans, templates, user kernels: why in `why_not`).
 std::optional<KernelShape> kernel_shape(const ir::Kernel& k, const nlohmann::json& launch, std::string* why_not);

@@ -109,9 +109,7 @@ std::vector<Candidate> pool2d(const KernelProfile& k, std::string* why_not) {
   if (xnumel != nc * ho * wo) return no("xnumel is not the output's element count");
   bool wide = nc * h * w >= (int64_t{1} << 31);
 
-  std::string params;
-  for (const ir::KernelParam& p : ker.signature)
-    params += fmt::format("{}{}{}", params.empty() ? "" : ", ", p.name, p.is_constexpr ? " : tl.constexpr" : "");
+  const std::string params = entry_params(ker);
   const std::string in = runtime[0]->name, out = runtime[1]->name;
   const std::string neutral = pp->max ? "float('-inf')" : "0.0";
   auto combine = [&](const std::string& a_, const std::string& b_) {
@@ -197,12 +195,8 @@ std::vector<Candidate> pool2d(const KernelProfile& k, std::string* why_not) {
         int64_t per_thread = bw / (32 * warps);
         if (per_thread < 1 || per_thread > 8) continue;
         json c = {{"XBLOCK", xblock}, {"num_warps", warps}, {"num_stages", 1}};
-        Candidate cand;
-        cand.origin = "template:pooling";
-        cand.description = fmt::format("pool2d streaming, {} rows x {} columns per program, num_warps={}", rh, bw, warps);
-        cand.source = pin_config(source, ker.name, c);
-        cand.config = c;
-        outc.push_back(std::move(cand));
+        outc.push_back(instance(ker, "pooling", source, c,
+                                fmt::format("pool2d streaming, {} rows x {} columns per program, num_warps={}", rh, bw, warps)));
       }
     }
   }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "agents/coder/config_space.h"
 #include "agents/coder/pin_config.h"
 #include "agents/coder/templates/templates.h"
 #include "verify/outputs.h"
@@ -15,12 +16,6 @@ using nlohmann::json;
 namespace {
 
 constexpr int64_t kMaxRow = 32768;  // 64 fp32 registers per thread at 16 warps
-
-int64_t next_pow2(int64_t n) {
-  int64_t p = 1;
-  while (p < n) p <<= 1;
-  return p;
-}
 
 bool contiguous_rows(const json& t, int64_t rows, int64_t cols) {
   if (!t.contains("shape") || !t.contains("stride")) return false;
@@ -78,9 +73,7 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
   bool log = k.family == "log_softmax";
   bool wide = rows * next_pow2(cols) >= (int64_t{1} << 31);
   const std::string in = runtime[0]->name, out = runtime[1]->name;
-  std::string params;
-  for (const ir::KernelParam& p : ker.signature)
-    params += fmt::format("{}{}{}", params.empty() ? "" : ", ", p.name, p.is_constexpr ? " : tl.constexpr" : "");
+  const std::string params = entry_params(ker);
   std::string result = log ? "    y = (x - m) - tl.log(s)\n" : "    y = e / s\n";
   std::string def = fmt::format(
       "def {name}({params}):\n"
@@ -112,12 +105,7 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
       if (per_thread > 64 || per_thread < 2) continue;
       json c = {{"XBLOCK", xb}, {"num_warps", w}, {"num_stages", 1}};
       if (has_r0_block) c["R0_BLOCK"] = std::min<int64_t>(rb, 4096);
-      Candidate cand;
-      cand.origin = "template:" + k.family;
-      cand.description = fmt::format("row {} one-pass, {}", k.family, describe_config(c));
-      cand.source = pin_config(source, ker.name, c);
-      cand.config = c;
-      outc.push_back(std::move(cand));
+      outc.push_back(instance(ker, k.family, source, c, fmt::format("row {} one-pass, {}", k.family, describe_config(c))));
     }
   }
   if (outc.empty()) return no("no launch config fits the row length");

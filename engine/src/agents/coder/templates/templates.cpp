@@ -2,6 +2,10 @@
 
 #include <stdexcept>
 
+#include <fmt/format.h>
+
+#include "agents/coder/pin_config.h"
+
 #include "agents/coder/templates/pool2d.h"
 #include "agents/coder/templates/row_softmax.h"
 
@@ -30,6 +34,23 @@ std::string replace_entry(const ir::Kernel& k, const std::string& entry_def) {
   std::string decorator =
       k.source.substr(ks.heuristics->begin.offset, ks.heuristics->end.offset - ks.heuristics->begin.offset);
   return prefix + "@" + decorator + "\n@triton.jit\n" + entry_def;
+}
+
+std::string entry_params(const ir::Kernel& k) {
+  std::string params;
+  for (const ir::KernelParam& p : k.signature)
+    params += fmt::format("{}{}{}", params.empty() ? "" : ", ", p.name, p.is_constexpr ? " : tl.constexpr" : "");
+  return params;
+}
+
+Candidate instance(const ir::Kernel& k, const std::string& family, const std::string& source,
+                   const nlohmann::json& config, const std::string& description) {
+  Candidate c;
+  c.origin = "template:" + family;
+  c.description = description;
+  c.source = pin_config(source, k.name, config);
+  c.config = config;
+  return c;
 }
 
 }  // namespace kopt::agents::templates

@@ -23,4 +23,12 @@ std::vector<Candidate> instantiate(const KernelProfile& k, std::string* why_not)
 // body), keeping the imports and the heuristics decorator; helpers of the original are dropped.
 std::string replace_entry(const ir::Kernel& k, const std::string& entry_def);
 
+// The entry's parameter list as it must be written again ("in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr"):
+// G1 requires a template to keep the original's parameters.
+std::string entry_params(const ir::Kernel& k);
+
+// One template instance: `source` with launch config `config` pinned.
+Candidate instance(const ir::Kernel& k, const std::string& family, const std::string& source,
+                   const nlohmann::json& config, const std::string& description);
+
 }  // namespace kopt::agents::templates
