@@ -31,6 +31,7 @@ for k in r["kernels"]:
     ks.append(f"{k['family']}: {base or 0:.4f}->{opt or 0:.4f} ms{above}, {how}")
 sp = m.get("speedup")
 print(f"{name:28} module {m.get('baseline_ms') or 0:.4f} -> {m.get('optimized_ms') or 0:.4f} ms "
-      f"{(sp or 0):.3f}x  [{'; '.join(ks)}]  ({secs:.0f} s total, search {next((s['seconds'] for s in r['stages'] if s['name']=='search'), 0):.0f} s)")
+      f"{(sp or 0):.3f}x  [{'; '.join(ks)}]  ({secs:.0f} s total: "
+      + ", ".join(f"{s['name']} {s['seconds']:.1f}" for s in r["stages"]) + ")")
 PY
 done

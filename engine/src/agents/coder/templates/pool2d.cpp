@@ -1,9 +1,11 @@
 #include "agents/coder/templates/pool2d.h"
 
+#include <algorithm>
 #include <regex>
 
 #include <fmt/format.h>
 
+#include "agents/coder/config_space.h"
 #include "agents/coder/pin_config.h"
 #include "agents/coder/templates/templates.h"
 #include "verify/outputs.h"
@@ -72,6 +74,73 @@ bool contiguous(const json& t) {
 
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The template's entry: G stacked tiles ([G, 1] rows of unit indices against [1, BW] columns), the
+// first K-S window rows loaded into registers, then each output row loads only its S new input rows.
+std::string pool_def(const ir::Kernel& ker, const PoolParams& pp, const std::string& params, const std::string& in,
+                     const std::string& out, int64_t h, int64_t w, int64_t ho, int64_t wo, int64_t rh, int64_t bw,
+                     int64_t g, int64_t colb, int64_t rowc, int64_t units, bool wide, bool unroll) {
+  const int64_t K = pp.k, S = pp.s, P = pp.p;
+  const std::string neutral = pp.max ? "float('-inf')" : "0.0";
+  auto combine = [&](const std::string& a_, const std::string& b_) {
+    return pp.max ? fmt::format("triton_helpers.maximum({}, {})", a_, b_) : fmt::format("{} + {}", a_, b_);
+  };
+  auto hrow = [&](const std::string& var, const std::string& ih, const std::string& ind) {
+    std::string s = fmt::format("{0}ih = {1}\n{0}rok = (ih >= 0) & (ih < H)\n", ind, ih);
+    for (int64_t dx = 0; dx < K; ++dx) {
+      s += fmt::format("{}iw = ow * {} + {}\n", ind, S, dx - P);
+      s += fmt::format("{}v = tl.load(base_in + ih * W + iw, omask & rok & (iw >= 0) & (iw < W), other={}).to(tl.float32)\n",
+                       ind, neutral);
+      s += dx == 0 ? fmt::format("{}{} = v\n", ind, var) : fmt::format("{}{} = {}\n", ind, var, combine(var, "v"));
+    }
+    return s;
+  };
+  // Carried rows c0..c{K-S-1}: the window rows of the current output row that the next one reuses.
+  std::string body;
+  for (int64_t dy = 0; dy < K - S; ++dy)
+    body += hrow(fmt::format("c{}", dy), fmt::format("oh0 * {} + {}", S, dy - P), "    ");
+  std::string loop = fmt::format("    for r in {}(0, RH):\n        oh = oh0 + r\n", unroll ? "tl.static_range" : "tl.range");
+  for (int64_t j = 0; j < S; ++j)
+    loop += hrow(fmt::format("n{}", j), fmt::format("oh * {} + {}", S, K - S + j - P), "        ");
+  std::vector<std::string> window;
+  for (int64_t dy = 0; dy < K - S; ++dy) window.push_back(fmt::format("c{}", dy));
+  for (int64_t j = 0; j < S; ++j) window.push_back(fmt::format("n{}", j));
+  std::string acc = window[0];
+  for (size_t i = 1; i < window.size(); ++i) acc = combine(acc, window[i]);
+  loop += fmt::format("        acc = {}\n", acc);
+  if (!pp.max) {
+    if (pp.count_include_pad) {
+      loop += fmt::format("        acc = acc / {}.0\n", K * K);
+    } else {
+      loop += fmt::format(
+          "        hs = oh * {S} - {P}\n        ws = ow * {S} - {P}\n"
+          "        cnt = (tl.minimum(hs + {K}, H) - tl.maximum(hs, 0)) * (tl.minimum(ws + {K}, W) - tl.maximum(ws, 0))\n"
+          "        acc = acc / cnt.to(tl.float32)\n",
+          fmt::arg("S", S), fmt::arg("P", P), fmt::arg("K", K));
+    }
+  }
+  loop += fmt::format("        tl.store(base_out + oh * WO + ow, acc.to({}.dtype.element_ty), omask & (oh < HO))\n", out);
+  for (int64_t dy = 0; dy < K - S; ++dy) loop += fmt::format("        c{} = {}\n", dy, window[dy + S]);
+  return fmt::format(
+      "def {name}({params}):\n"
+      "    # kernelopt template pool2d ({kind} {K}x{K}, stride {S}, padding {P}): rows streamed once.\n"
+      "    H: tl.constexpr = {h}\n    W: tl.constexpr = {w}\n    HO: tl.constexpr = {ho}\n    WO: tl.constexpr = {wo}\n"
+      "    RH: tl.constexpr = {rh}\n    BW: tl.constexpr = {bw}\n    G: tl.constexpr = {g}\n"
+      "    unit = tl.program_id(0){widen} * G + tl.arange(0, G)[:, None]\n"
+      "    plane = unit // {per_plane}\n"
+      "    rest = unit % {per_plane}\n"
+      "    oh0 = (rest // {colb}) * RH\n"
+      "    ow = (rest % {colb}) * BW + tl.arange(0, BW)[None, :]\n"
+      "    omask = (ow < WO) & (unit < {units})\n"
+      "    base_in = {in} + plane * (H * W)\n"
+      "    base_out = {out} + plane * (HO * WO)\n"
+      "{body}{loop}",
+      fmt::arg("name", ker.entry), fmt::arg("params", params), fmt::arg("kind", pp.max ? "max" : "avg"),
+      fmt::arg("K", K), fmt::arg("S", S), fmt::arg("P", P), fmt::arg("h", h), fmt::arg("w", w), fmt::arg("ho", ho),
+      fmt::arg("wo", wo), fmt::arg("rh", rh), fmt::arg("bw", bw), fmt::arg("g", g), fmt::arg("per_plane", rowc * colb),
+      fmt::arg("colb", colb), fmt::arg("units", units), fmt::arg("in", in), fmt::arg("out", out),
+      fmt::arg("widen", wide ? ".to(tl.int64)" : ""), fmt::arg("body", body), fmt::arg("loop", loop));
+}
+
 }  // namespace
 
 std::vector<Candidate> pool2d(const KernelProfile& k, std::string* why_not) {
@@ -111,92 +180,43 @@ std::vector<Candidate> pool2d(const KernelProfile& k, std::string* why_not) {
 
   const std::string params = entry_params(ker);
   const std::string in = runtime[0]->name, out = runtime[1]->name;
-  const std::string neutral = pp->max ? "float('-inf')" : "0.0";
-  auto combine = [&](const std::string& a_, const std::string& b_) {
-    return pp->max ? fmt::format("triton_helpers.maximum({}, {})", a_, b_) : fmt::format("{} + {}", a_, b_);
-  };
   std::vector<Candidate> outc;
-  // Tiles from 32 to 1024 output columns and 4 to 32 rows per program (on the H200 the widest
-  // tile of a narrower space won every time: wide rows keep the loads coalesced).
-  for (int64_t bw : {32, 64, 128, 256, 512, 1024}) {
-    if (bw > 2 * wo && bw > 32) break;
-    for (int64_t rh : {4, 8, 16, 32}) {
-      if (rh > 2 * ho && rh > 4) break;
-      int64_t colb = cdiv(wo, bw), rowc = cdiv(ho, rh), units = nc * rowc * colb;
-      // Inductor's Grid1D launches cdiv(xnumel, XBLOCK) programs: XBLOCK is chosen so that covers the units.
-      int64_t xblock = xnumel / units;
-      if (xblock < 1 || cdiv(xnumel, xblock) < units) continue;
-      // The body: prologue rows into registers, then the streaming loop.
-      std::string body;
-      auto hrow = [&](const std::string& var, const std::string& ih) {
-        std::string s = fmt::format("    ih = {}\n    rok = (ih >= 0) & (ih < H)\n", ih);
-        for (int64_t dx = 0; dx < K; ++dx) {
-          s += fmt::format("    iw = ow * {} + {}\n", S, dx - P);
-          s += fmt::format("    v = tl.load(base_in + ih * W + iw, omask & rok & (iw >= 0) & (iw < W), other={}).to(tl.float32)\n",
-                           neutral);
-          s += dx == 0 ? fmt::format("    {} = v\n", var) : fmt::format("    {} = {}\n", var, combine(var, "v"));
+  // Each program streams G independent tiles of RH output rows x BW columns side by side (a [G, BW]
+  // block), so that a program has G*BW loads in flight; with one tile of one warp the H200 ran out of
+  // resident programs (32 per SM) before it ran out of bandwidth. The row loop is either a loop or
+  // fully unrolled (tl.static_range), which lets the compiler issue the next rows' loads early.
+  // Widths: the two powers of two around the output width (and twice it when that is a power of
+  // two: a half-masked wide tile won on the H200 before tiles could be stacked).
+  int64_t np2 = std::min<int64_t>(next_pow2(wo), 1024);
+  std::vector<int64_t> widths;
+  for (int64_t bw : {np2 / 2, np2, np2 == wo ? 2 * np2 : 0})
+    if (bw >= 32 && bw <= 1024) widths.push_back(bw);
+  if (widths.empty()) widths.push_back(32);
+  // The first instance stacks two tiles and unrolls its rows, so that CPU mode (which keeps the
+  // first accepted instance) verifies both code paths.
+  for (bool unroll : {true, false}) {
+    for (int64_t g : {2, 1, 4, 8}) {
+      for (int64_t bw : widths) {
+        if (g * bw > 2048 || (g > 1 && g * bw < 128)) continue;
+        for (int64_t rh : {8, 4, 16}) {
+          if (rh > 2 * ho && rh > 4) continue;
+          if (unroll && rh > 8) continue;  // 16 unrolled rows of K loads each: register pressure
+          int64_t colb = cdiv(wo, bw), rowc = cdiv(ho, rh), units = nc * rowc * colb;
+          int64_t programs = cdiv(units, g);
+          // Inductor's Grid1D launches cdiv(xnumel, XBLOCK) programs: XBLOCK is chosen so that covers them.
+          int64_t xblock = xnumel / programs;
+          if (xblock < 1 || cdiv(xnumel, xblock) < programs) continue;
+          std::string source = replace_entry(ker, pool_def(ker, *pp, params, in, out, h, w, ho, wo, rh, bw, g, colb,
+                                                            rowc, units, wide, unroll));
+          for (int warps : {1, 2, 4, 8}) {
+            int64_t per_thread = g * bw / (32 * warps);
+            if (per_thread < 2 || per_thread > 8) continue;
+            json c = {{"XBLOCK", xblock}, {"num_warps", warps}, {"num_stages", 1}};
+            outc.push_back(instance(ker, "pooling", source, c,
+                                    fmt::format("pool2d streaming, {} tile(s) of {} rows x {} columns per program{}, "
+                                                "num_warps={}", g, rh, bw, unroll ? " (rows unrolled)" : "", warps)));
+          }
         }
-        return s;
-      };
-      // Carried rows c0..c{K-S-1}: the window rows of the current output row that the next one reuses.
-      for (int64_t dy = 0; dy < K - S; ++dy) body += hrow(fmt::format("c{}", dy), fmt::format("oh0 * {} + {}", S, dy - P));
-      std::string loop = "    for r in tl.range(0, RH):\n        oh = oh0 + r\n";
-      std::string inner;
-      for (int64_t j = 0; j < S; ++j) inner += hrow(fmt::format("n{}", j), fmt::format("oh * {} + {}", S, K - S + j - P));
-      // Indent the new-row code into the loop.
-      std::string indented;
-      for (size_t pos = 0; pos < inner.size();) {
-        size_t nl = inner.find('\n', pos);
-        indented += "    " + inner.substr(pos, nl - pos + 1);
-        pos = nl + 1;
-      }
-      loop += indented;
-      std::vector<std::string> window;
-      for (int64_t dy = 0; dy < K - S; ++dy) window.push_back(fmt::format("c{}", dy));
-      for (int64_t j = 0; j < S; ++j) window.push_back(fmt::format("n{}", j));
-      std::string acc = window[0];
-      for (size_t i = 1; i < window.size(); ++i) acc = combine(acc, window[i]);
-      loop += fmt::format("        acc = {}\n", acc);
-      if (!pp->max) {
-        if (pp->count_include_pad) {
-          loop += fmt::format("        acc = acc / {}.0\n", K * K);
-        } else {
-          loop += fmt::format(
-              "        hs = oh * {S} - {P}\n        ws = ow * {S} - {P}\n"
-              "        cnt = (tl.minimum(hs + {K}, H) - tl.maximum(hs, 0)) * (tl.minimum(ws + {K}, W) - tl.maximum(ws, 0))\n"
-              "        acc = acc / cnt.to(tl.float32)\n",
-              fmt::arg("S", S), fmt::arg("P", P), fmt::arg("K", K));
-        }
-      }
-      loop += fmt::format("        tl.store(base_out + oh * WO + ow, acc.to({}.dtype.element_ty), omask & (oh < HO))\n", out);
-      for (int64_t dy = 0; dy < K - S; ++dy)
-        loop += fmt::format("        c{} = {}\n", dy, window[dy + S]);
-      std::string def = fmt::format(
-          "def {name}({params}):\n"
-          "    # kernelopt template pool2d ({kind} {K}x{K}, stride {S}, padding {P}): rows streamed once.\n"
-          "    H: tl.constexpr = {h}\n    W: tl.constexpr = {w}\n    HO: tl.constexpr = {ho}\n    WO: tl.constexpr = {wo}\n"
-          "    RH: tl.constexpr = {rh}\n    BW: tl.constexpr = {bw}\n"
-          "    pid = tl.program_id(0)\n"
-          "    plane = pid // {per_plane}\n"
-          "    rest = pid % {per_plane}\n"
-          "    oh0 = (rest // {colb}) * RH\n"
-          "    ow = (rest % {colb}) * BW + tl.arange(0, BW)\n"
-          "    omask = (ow < WO) & (pid < {units})\n"
-          "    base_in = {in} + plane{widen} * (H * W)\n"
-          "    base_out = {out} + plane{widen} * (HO * WO)\n"
-          "{body}{loop}",
-          fmt::arg("name", ker.entry), fmt::arg("params", params), fmt::arg("kind", pp->max ? "max" : "avg"),
-          fmt::arg("K", K), fmt::arg("S", S), fmt::arg("P", P), fmt::arg("h", h), fmt::arg("w", w), fmt::arg("ho", ho),
-          fmt::arg("wo", wo), fmt::arg("rh", rh), fmt::arg("bw", bw), fmt::arg("per_plane", rowc * colb),
-          fmt::arg("colb", colb), fmt::arg("units", units), fmt::arg("in", in), fmt::arg("out", out),
-          fmt::arg("widen", wide ? ".to(tl.int64)" : ""), fmt::arg("body", body), fmt::arg("loop", loop));
-      std::string source = replace_entry(ker, def);
-      for (int warps : {1, 2, 4, 8}) {
-        int64_t per_thread = bw / (32 * warps);
-        if (per_thread < 1 || per_thread > 8) continue;
-        json c = {{"XBLOCK", xblock}, {"num_warps", warps}, {"num_stages", 1}};
-        outc.push_back(instance(ker, "pooling", source, c,
-                                fmt::format("pool2d streaming, {} rows x {} columns per program, num_warps={}", rh, bw, warps)));
       }
     }
   }
