@@ -3,9 +3,11 @@
 Used by tests/python/test_suite_files.py and benchmarks/check_suite.py. Run it to print the README
 table rows:  python benchmarks/suite_info.py [benchmarks/suite]
 
-Footprint: the bytes every run must move at least once — the inputs, the parameters and buffers, and
-the outputs — found by building the problem on the meta device, so nothing is allocated at full size.
-Intermediates Inductor does not fuse away come on top of it.
+Footprint, found by building and running the problem on the meta device (nothing is allocated at full
+size): "min" is the bytes every run must move at least once — the inputs, the parameters and buffers,
+and the outputs; "eager" is what eager PyTorch moves, the bytes read and written by every non-view
+operator it runs (SDPA counted as one fused kernel), a rough upper bound that fusion brings down toward
+"min".
 """
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ import sys
 from pathlib import Path
 
 import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 SUITE = Path(__file__).resolve().parent / "suite"
 LEVELS = ("level1", "level2", "level3")
@@ -66,10 +70,52 @@ def _tensors(x):
     return []
 
 
+class _Traffic(TorchDispatchMode):
+    """Sums the bytes each non-view operator reads and writes (meta tensors carry sizes, no data)."""
+
+    def __init__(self):
+        super().__init__()
+        self.bytes = 0
+        self.largest = 0
+        self.paused = False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if not func.is_view and not self.paused:
+            ins = _tensors(list(args) + list((kwargs or {}).values()))
+            outs = _tensors(out)
+            self.bytes += sum(t.nbytes for t in ins + outs)
+            self.largest = max([self.largest] + [t.nbytes for t in outs])
+        return out
+
+
+class _FusedAttention(TorchFunctionMode):
+    """Counts scaled_dot_product_attention as the one fused kernel it is on a GPU.
+
+    On the meta device SDPA decomposes into its math path (scores materialized), which no GPU run does.
+    """
+
+    def __init__(self, traffic: _Traffic):
+        super().__init__()
+        self.traffic = traffic
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is not torch.nn.functional.scaled_dot_product_attention:
+            return func(*args, **(kwargs or {}))
+        self.traffic.paused = True
+        try:
+            out = func(*args, **(kwargs or {}))
+        finally:
+            self.traffic.paused = False
+        self.traffic.bytes += sum(t.nbytes for t in _tensors(list(args) + list((kwargs or {}).values())) + [out])
+        return out
+
+
 def footprint(module) -> dict:
-    """Bytes of inputs, parameters+buffers, outputs, and the largest single tensor, at the file's sizes."""
+    """Bytes of inputs, parameters+buffers, outputs, eager traffic and the largest tensor, at the file's sizes."""
     model, inputs = build(module, device="meta")
-    with torch.no_grad():
+    traffic = _Traffic()
+    with torch.no_grad(), traffic, _FusedAttention(traffic):
         out = model(*inputs)
     ins = _tensors(inputs)
     state = list(model.parameters()) + list(model.buffers())
@@ -79,7 +125,8 @@ def footprint(module) -> dict:
         "inputs": sum(t.nbytes for t in ins),
         "state": sum(t.nbytes for t in state),
         "outputs": sum(t.nbytes for t in outs),
-        "largest": max(t.nbytes for t in ins + state + outs),
+        "eager": traffic.bytes,
+        "largest": max([traffic.largest] + [t.nbytes for t in ins + state + outs]),
         "dtype": "/".join(dtypes),
         "input_shapes": [tuple(t.shape) for t in ins],
     }
@@ -94,7 +141,7 @@ def main(argv):
     for path in problem_files(suite):
         fp = footprint(load(path))
         shapes = " ".join("x".join(map(str, s)) or "scalar" for s in fp["input_shapes"])
-        print(f"| {path.parent.name}/{path.stem} | {shapes} | {fp['dtype']} | {total(fp) / 2**20:.0f} MB |")
+        print(f"| {path.parent.name}/{path.stem} | {shapes} | {fp['dtype']} | {total(fp) / 2**20:.0f} | {fp['eager'] / 2**20:.0f} |")
 
 
 if __name__ == "__main__":
