@@ -4,6 +4,7 @@ Nothing here allocates a realistic-size tensor: footprints come from the meta de
 pass runs at each file's SMALL sizes (see benchmarks/suite/README.md, "File convention").
 """
 
+import functools
 import re
 import sys
 
@@ -22,6 +23,11 @@ MB = 2**20
 
 def _ids(paths):
     return [f"{p.parent.name}/{p.stem}" for p in paths]
+
+
+@functools.lru_cache(maxsize=None)
+def _realistic_footprint(path):
+    return suite_info.footprint(suite_info.load(path))  # meta device: shapes and dtypes, no memory
 
 
 def _readme_rows():
@@ -51,7 +57,7 @@ def test_realistic_footprint(path):
     for name in ("Model", "get_inputs", "get_init_inputs", "SMALL"):
         assert hasattr(module, name), f"{path.name} lacks {name}"
     assert module.__doc__ and module.__doc__.strip(), f"{path.name} has no docstring"
-    fp = suite_info.footprint(module)  # meta device: shapes and dtypes, no memory
+    fp = _realistic_footprint(path)
     # Realistic for one H200: some tensor of tens of MB or more, the whole problem well inside 141 GB.
     assert fp["largest"] >= 16 * MB, f"largest tensor {fp['largest'] / MB:.1f} MB"
     assert suite_info.total(fp) <= 8 * 2**30
@@ -67,7 +73,7 @@ def test_realistic_footprint(path):
 
 @pytest.mark.parametrize("path", FILES, ids=_ids(FILES))
 def test_small_forward(path):
-    real = suite_info.footprint(suite_info.load(path))
+    real = _realistic_footprint(path)
     module = suite_info.shrink(suite_info.load(path))
     small = suite_info.footprint(module)
     assert suite_info.total(small) < min(suite_info.total(real), 4 * MB), "SMALL does not shrink the problem"
@@ -80,9 +86,10 @@ def test_small_forward(path):
         assert torch.count_nonzero(x) > 0, "an input is all zeros"
         if x.is_floating_point():
             assert torch.isfinite(x).all()
-    if path.parent.name != "level1":  # every model's weights are in the problem's precision
+    if path.parent.name != "level1":  # weights are in the problem's precision (small fp32 pieces allowed)
         want = torch.bfloat16 if "bf16" in path.stem else torch.float32
-        assert {p.dtype for p in model.parameters() if p.is_floating_point()} <= {want}
+        params = [p for p in model.parameters() if p.is_floating_point()]
+        assert sum(p.numel() for p in params if p.dtype == want) >= 0.9 * sum(p.numel() for p in params)
     assert not any(isinstance(m, torch.nn.Dropout) for m in model.modules())
 
     before = [x.clone() for x in tensors]
@@ -98,4 +105,5 @@ def test_small_forward(path):
             assert torch.isfinite(o.float()).all(), "non-finite output at reduced size"
         assert torch.equal(o, o2), "forward is not deterministic (randomness in forward?)"
     # Not a constant: some output varies (catches a model that ignores its input).
-    assert any(o.numel() > 1 and not torch.all(o == o.flatten()[0]) for o in outs) or all(o.numel() == 1 for o in outs)
+    vectors = [o for o in outs if o.numel() > 1]
+    assert not vectors or any(not torch.all(o == o.flatten()[0]) for o in vectors), "constant output"
