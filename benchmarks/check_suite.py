@@ -55,7 +55,7 @@ def _count_kernels(codes: list[str]) -> tuple[int, int]:
 def _bench(fn) -> float:
     from triton.testing import do_bench
 
-    return do_bench(fn, warmup=5, rep=50)
+    return do_bench(fn, warmup=5, rep=50, return_mode="median")
 
 
 def check(path: Path, small: bool) -> bool:
