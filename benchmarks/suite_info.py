@@ -1,7 +1,7 @@
 """Helpers over the problem files of benchmarks/suite: load one, shrink it, measure its footprint.
 
-Used by tests/python/test_suite_files.py and benchmarks/check_suite.py. Run it to print the README
-table rows:  python benchmarks/suite_info.py [benchmarks/suite]
+Used by tests/python/test_suite_files.py and benchmarks/check_suite.py. Run it to print, per problem,
+the README table's inputs, dtype, min MB and eager MB:  python benchmarks/suite_info.py [benchmarks/suite]
 
 Footprint, found by building and running the problem on the meta device (nothing is allocated at full
 size): "min" is the bytes every run must move at least once — the inputs, the parameters and buffers,
@@ -140,8 +140,9 @@ def main(argv):
     suite = Path(argv[1]) if len(argv) > 1 else SUITE
     for path in problem_files(suite):
         fp = footprint(load(path))
-        shapes = " ".join("x".join(map(str, s)) or "scalar" for s in fp["input_shapes"])
-        print(f"| {path.parent.name}/{path.stem} | {shapes} | {fp['dtype']} | {total(fp) / 2**20:.0f} | {fp['eager'] / 2**20:.0f} |")
+        shapes = ", ".join("x".join(map(str, s)) or "scalar" for s in fp["input_shapes"])
+        dtype = fp["dtype"] or "int64"
+        print(f"| {path.parent.name}/{path.stem} | {shapes} | {dtype} | {total(fp) / 2**20:.0f} | {fp['eager'] / 2**20:.0f} |")
 
 
 if __name__ == "__main__":
