@@ -3,6 +3,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+SHAPE = (8192, 1024)
+SMALL = dict(SHAPE=(16, 16))  # tests shrink to this for a quick CPU run
+
 
 class Model(nn.Module):
     def __init__(self):
@@ -14,7 +17,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [1 + 0.01 * torch.randn(8192, 1024)]
+    return [1 + 0.01 * torch.randn(SHAPE)]
 
 
 def get_init_inputs():

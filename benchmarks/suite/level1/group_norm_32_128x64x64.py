@@ -3,6 +3,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+SHAPE = (32, 128, 64, 64)
+SMALL = dict(SHAPE=(2, 128, 8, 8))  # tests shrink to this for a quick CPU run
+
 
 class Model(nn.Module):
     def __init__(self, g, c):
@@ -14,8 +17,8 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(32, 128, 64, 64)]
+    return [torch.randn(SHAPE)]
 
 
 def get_init_inputs():
-    return [32, 128]
+    return [32, SHAPE[1]]

@@ -3,6 +3,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+SHAPE = (8192, 4096)
+SMALL = dict(SHAPE=(16, 16))  # tests shrink to this for a quick CPU run
+
 
 class Model(nn.Module):
     def __init__(self):
@@ -14,7 +17,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(8192, 4096)]
+    return [torch.randn(SHAPE)]
 
 
 def get_init_inputs():

@@ -3,6 +3,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+SHAPE = (16384, 2048)
+SMALL = dict(SHAPE=(16, 2048))  # tests shrink to this for a quick CPU run
+
 
 class Model(nn.Module):
     def __init__(self, n):
@@ -14,8 +17,8 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(16384, 2048).to(torch.bfloat16)]
+    return [torch.randn(SHAPE).to(torch.bfloat16)]
 
 
 def get_init_inputs():
-    return [2048]
+    return [SHAPE[-1]]

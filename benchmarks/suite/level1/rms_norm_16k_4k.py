@@ -3,6 +3,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+SHAPE = (16384, 4096)
+SMALL = dict(SHAPE=(16, 4096))  # tests shrink to this for a quick CPU run
+
 
 class Model(nn.Module):
     def __init__(self, n):
@@ -14,8 +17,8 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(16384, 4096)]
+    return [torch.randn(SHAPE)]
 
 
 def get_init_inputs():
-    return [4096]
+    return [SHAPE[-1]]

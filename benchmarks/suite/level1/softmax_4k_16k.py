@@ -3,6 +3,7 @@ import torch
 import torch.nn as nn
 
 ROWS, COLS, DTYPE = 4096, 16384, torch.float32
+SMALL = dict(ROWS=16, COLS=48)  # tests shrink to these for a quick CPU run
 
 
 class Model(nn.Module):
