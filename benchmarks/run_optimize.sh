@@ -35,3 +35,4 @@ print(f"{name:28} module {m.get('baseline_ms') or 0:.4f} -> {m.get('optimized_ms
       + ", ".join(f"{s['name']} {s['seconds']:.1f}" for s in r["stages"]) + ")")
 PY
 done
+python3 "$(dirname "$0")/headroom.py" $(for t in "$@"; do echo "$out/$(basename "${t%.py}")"; done)
