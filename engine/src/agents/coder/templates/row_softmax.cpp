@@ -93,14 +93,15 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
       fmt::arg("widen", wide ? ".to(tl.int64)" : ""), fmt::arg("in", in), fmt::arg("out", out),
       fmt::arg("result", result));
   std::string source = replace_entry(ker, def);
-  // Launch configs: rows per program so a program holds 1K-16K elements; warps so each thread
-  // holds 4-64 of them.
+  // Launch configs: rows per program so a program holds 1K-16K elements (a 32K row alone); warps so
+  // each thread holds 2-64 of them. 32 warps (1024 threads, one program per SM) is what lets a 32K fp32
+  // row stay in registers at 32 values per thread.
   std::vector<Candidate> outc;
   for (int64_t xb = 1; xb <= 64 && xb <= next_pow2(rows); xb *= 2) {
     int64_t elems = xb * rb;
-    if (elems > 16384) break;
+    if (elems > 16384 && xb > 1) break;
     if (elems < 1024 && xb * 2 <= next_pow2(rows)) continue;  // short rows: take more of them per program
-    for (int w : {2, 4, 8, 16}) {
+    for (int w : {2, 4, 8, 16, 32}) {
       int64_t per_thread = elems / (32 * w);
       if (per_thread > 64 || per_thread < 2) continue;
       json c = {{"XBLOCK", xb}, {"num_warps", w}, {"num_stages", 1}};
