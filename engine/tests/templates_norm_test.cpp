@@ -1,0 +1,172 @@
+// The row-norm template on real corpus kernels: the reader recovers what each norm
+// kernel computes (which pointer is the row, the weight, the bias, the output; eps
+// from the source), the instances keep the entry's parameters and pass G1, and
+// kernels outside what the reader can prove are declined with a reason.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "agents/agent.h"
+#include "agents/coder/templates/row_expr.h"
+#include "agents/coder/templates/templates.h"
+#include "artifact/bundle.h"
+#include "profile/family.h"
+#include "verify/static/g1.h"
+
+namespace fs = std::filesystem;
+using namespace kopt;
+using nlohmann::json;
+
+namespace {
+
+std::unique_ptr<ir::Bundle> corpus(const std::string& name) {
+  return ir::load_bundle((fs::path(KOPT_SOURCE_DIR) / "corpus" / name).string());
+}
+
+json tensor(std::vector<int64_t> shape, std::string dtype = "float32") {
+  std::vector<int64_t> stride(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) stride[d - 1] = stride[d] * shape[d];
+  return {{"shape", shape}, {"stride", stride}, {"dtype", dtype}};
+}
+
+json value(int64_t v) { return {{"value", v}}; }
+
+agents::KernelProfile profile_of(const ir::Bundle& b, size_t kernel, json args, size_t graph = 0) {
+  agents::KernelProfile p;
+  p.kernel = &b.graphs[graph]->kernels.at(kernel);
+  p.family = profile::family(*p.kernel);
+  p.launches = {{{"args", std::move(args)}}};
+  return p;
+}
+
+// A layer norm's launch: (x, weight, bias, y, rows, cols).
+json layer_norm_args(int64_t rows, int64_t cols, std::string dtype = "float32") {
+  return {tensor({rows, cols}, dtype), tensor({cols}, dtype), tensor({cols}, dtype), tensor({rows, cols}, dtype),
+          value(rows), value(cols)};
+}
+
+std::vector<agents::Candidate> instances(const agents::KernelProfile& p) {
+  std::string why;
+  auto c = agents::templates::instantiate(p, &why);
+  EXPECT_FALSE(c.empty()) << p.kernel->name << ": " << why;
+  return c;
+}
+
+bool has(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
+
+}  // namespace
+
+TEST(RowExpr, ReadsLayerNormRolesAndEps) {
+  auto b = corpus("layer_norm");
+  std::string why;
+  auto rk = agents::templates::read_row_kernel(b->graphs[0]->kernels.at(0), &why);
+  ASSERT_TRUE(rk) << why;
+  ASSERT_EQ(rk->stores.size(), 1u);
+  const auto& y = rk->stores[0];
+  EXPECT_EQ(y.at.ptr, "out_ptr2");
+  EXPECT_EQ(y.at.shape(), agents::templates::kTile);
+  EXPECT_EQ(y.at.x, 512);
+  // y = (x - mean) * rsqrt(var + eps) * weight + bias, read from the source.
+  const auto& v = y.value;
+  ASSERT_EQ(v->op, "add");
+  EXPECT_EQ(v->args[1]->op, "load");
+  EXPECT_EQ(v->args[1]->at.ptr, "in_ptr2");  // bias
+  ASSERT_EQ(v->args[0]->op, "mul");
+  EXPECT_EQ(v->args[0]->args[1]->at.ptr, "in_ptr1");  // weight
+  EXPECT_TRUE(has(v->key, "libdevice.rsqrt")) << v->key;
+  EXPECT_TRUE(has(v->key, "1e-05")) << v->key;
+  EXPECT_TRUE(has(rk->body_consts.at(0), "xnumel = 128"));
+}
+
+TEST(RowExpr, LoopedWelfordAndPersistentSumsReadAlike) {
+  // layer_norm_large is a looped Welford kernel reading x twice; the reader sees one x and a
+  // Welford mean / M2 of it.
+  auto b = corpus("layer_norm_large");
+  std::string why;
+  auto rk = agents::templates::read_row_kernel(b->graphs[0]->kernels.at(0), &why);
+  ASSERT_TRUE(rk) << why;
+  ASSERT_EQ(rk->stores.size(), 1u);
+  const std::string& key = rk->stores[0].value->key;
+  EXPECT_TRUE(has(key, "wmean[](load[in_ptr0+0+1r+4096x]")) << key;
+  EXPECT_TRUE(has(key, "wm2[](load[in_ptr0+0+1r+4096x]")) << key;
+  // rms_norm: a sum of squares, eps 1e-06, one weight.
+  auto r = corpus("rms_norm");
+  rk = agents::templates::read_row_kernel(r->graphs[0]->kernels.at(0), &why);
+  ASSERT_TRUE(rk) << why;
+  EXPECT_TRUE(has(rk->stores[0].value->key, "1e-06"));
+  EXPECT_TRUE(has(rk->stores[0].value->key, "sum[](mul[](load[in_ptr0+0+1r+512x],load[in_ptr0+0+1r+512x],),)"));
+}
+
+TEST(RowNormTemplate, AppliesToCorpusNormsAndPassesG1) {
+  struct Case {
+    std::string bundle;
+    json args;
+    std::string family;
+  };
+  std::vector<Case> cases = {
+      {"layer_norm", layer_norm_args(128, 512), "layer_norm"},
+      {"layer_norm_bf16", layer_norm_args(128, 512, "bfloat16"), "layer_norm"},
+      {"layer_norm_large", layer_norm_args(16384, 4096), "layer_norm"},
+      {"rms_norm", {tensor({128, 512}), tensor({512}), tensor({128, 512}), value(128), value(512)}, "rms_norm"},
+  };
+  for (const Case& c : cases) {
+    auto b = corpus(c.bundle);
+    auto p = profile_of(*b, 0, c.args);
+    ASSERT_EQ(p.family, c.family) << c.bundle;
+    for (const auto& cand : instances(p)) {
+      EXPECT_EQ(cand.origin, "template:" + c.family);
+      EXPECT_TRUE(has(cand.source, "kernelopt template row_norm")) << c.bundle;
+      // The original's output written once, with the full-tile mask.
+      EXPECT_TRUE(has(cand.source, "tl.store(" + std::string(c.family == "rms_norm" ? "out_ptr1" : "out_ptr2")))
+          << cand.source;
+      auto g1 = verify::run_g1(*p.kernel, cand.source);
+      EXPECT_TRUE(g1.passed) << c.bundle << " " << cand.description << "\n" << cand.source;
+    }
+    if (std::getenv("KOPT_SHOW_TEMPLATE")) std::cout << instances(p).front().source << "\n";
+  }
+}
+
+TEST(RowNormTemplate, FusedResidualLayerNormIsEmittedOpForOp) {
+  // transformer_block's second layer norm adds the residual and the matmul bias first; the
+  // reader carries that sum into the template rather than dropping it.
+  auto b = corpus("transformer_block");
+  const auto& ks = b->graphs[0]->kernels;
+  size_t i = 0;
+  while (i < ks.size() && ks[i].name.find("add_addmm_native_layer_norm") == std::string::npos) ++i;
+  ASSERT_LT(i, ks.size());
+  json args = {tensor({64, 64}), tensor({64}), tensor({64, 64}), tensor({64}), tensor({64}), tensor({64, 64}),
+               value(64), value(64)};
+  auto p = profile_of(*b, i, args);
+  for (const auto& cand : instances(p)) {
+    EXPECT_TRUE(has(cand.source, "in_ptr3")) << cand.source;
+    EXPECT_TRUE(verify::run_g1(*p.kernel, cand.source).passed) << cand.source;
+  }
+}
+
+TEST(RowNormTemplate, DeclinesWhatItCannotProve) {
+  std::string why;
+  // Rows too long for registers.
+  auto b = corpus("layer_norm");
+  auto p = profile_of(*b, 0, layer_norm_args(4, 65536));
+  EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
+  EXPECT_TRUE(has(why, "do not fit")) << why;
+  // A layer norm fused with a softmax (a max reduction the reader does not know).
+  auto g = corpus("graph_break");
+  ASSERT_GE(g->graphs.size(), 2u);
+  agents::KernelProfile q;
+  q.kernel = &g->graphs[1]->kernels.at(0);
+  q.family = "layer_norm";
+  q.launches = {{{"args", json::array({tensor({8, 32}), tensor({32}), tensor({32}), tensor({8, 32}), value(8),
+                                       value(32)})}}};
+  EXPECT_TRUE(agents::templates::instantiate(q, &why).empty());
+  EXPECT_FALSE(why.empty());
+  // Group norm's statistics kernel indexes groups (x // C) the template does not model, and its
+  // pointwise kernel is not a reduction.
+  auto gn = corpus("group_norm");
+  auto r = profile_of(*gn, 1, json::array({tensor({4, 64, 16, 16}), tensor({4, 8}), tensor({4, 8}), tensor({64}),
+                                           tensor({64}), tensor({4, 64, 16, 16}), value(65536)}));
+  r.family = "layer_norm";
+  EXPECT_TRUE(agents::templates::instantiate(r, &why).empty());
+  EXPECT_TRUE(has(why, "not a reduction")) << why;
+}
