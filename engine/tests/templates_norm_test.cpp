@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
 
 #include "agents/agent.h"
 #include "agents/coder/templates/row_expr.h"
@@ -169,4 +171,111 @@ TEST(RowNormTemplate, DeclinesWhatItCannotProve) {
   r.family = "layer_norm";
   EXPECT_TRUE(agents::templates::instantiate(r, &why).empty());
   EXPECT_TRUE(has(why, "not a reduction")) << why;
+}
+
+namespace {
+
+// No corpus bundle holds a vector-norm kernel yet (bundles are captured on a GPU), so these
+// two are written the way Inductor writes them (looped reductions, as seen in its output for
+// torch.linalg.vector_norm and F.normalize) into layer_norm_large's module in place of its kernel.
+std::unique_ptr<ir::Artifact> synthetic(const std::string& signature, const std::string& def) {
+  std::ifstream f(fs::path(KOPT_SOURCE_DIR) / "corpus/layer_norm_large/module_0.py");
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string sig = "'in_ptr0': '*fp32', 'in_ptr1': '*fp32', 'in_ptr2': '*fp32', 'out_ptr2': '*fp32'";
+  size_t s = text.find(sig);
+  EXPECT_NE(s, std::string::npos);
+  text.replace(s, sig.size(), signature);
+  size_t d = text.find("def triton_red_fused_native_layer_norm_0(");
+  size_t e = text.find("''', device_str='cuda')", d);
+  text.replace(d, e - d, def);
+  // The launch passes the new pointers.
+  size_t l = text.find("triton_red_fused_native_layer_norm_0.run(arg2_1, arg0_1, arg1_1, buf3, ");
+  EXPECT_NE(l, std::string::npos);
+  text.replace(l, std::string("triton_red_fused_native_layer_norm_0.run(arg2_1, arg0_1, arg1_1, buf3, ").size(),
+               "triton_red_fused_native_layer_norm_0.run(arg2_1, buf3, ");
+  return ir::build(text, "synthetic.py");
+}
+
+const char* kLoopHead =
+    "    rnumel = r0_numel\n"
+    "    RBLOCK: tl.constexpr = R0_BLOCK\n"
+    "    xoffset = tl.program_id(0) * XBLOCK\n"
+    "    xindex = xoffset + tl.arange(0, XBLOCK)[:, None]\n"
+    "    xmask = tl.full([XBLOCK], True, tl.int1)[:, None]\n"
+    "    r0_base = tl.arange(0, R0_BLOCK)[None, :]\n"
+    "    rbase = r0_base\n"
+    "    x0 = xindex\n"
+    "    _tmp3 = tl.full([XBLOCK, R0_BLOCK], 0, tl.float32)\n"
+    "    for r0_offset in tl.range(0, r0_numel, R0_BLOCK):\n"
+    "        r0_index = r0_offset + r0_base\n"
+    "        r0_mask = r0_index < r0_numel\n"
+    "        roffset = r0_offset\n"
+    "        rindex = r0_index\n"
+    "        r0_1 = r0_index\n";
+
+}  // namespace
+
+TEST(RowNormTemplate, VectorNormStoresTheRowNormOnce) {
+  std::string def = std::string(
+      "def triton_red_fused_native_layer_norm_0(in_out_ptr0, in_ptr0, xnumel, r0_numel, XBLOCK : tl.constexpr, "
+      "R0_BLOCK : tl.constexpr):\n    xnumel = 4096\n    r0_numel = 16384\n") + kLoopHead +
+      "        tmp0 = tl.load(in_ptr0 + (r0_1 + 16384*x0), r0_mask, eviction_policy='evict_first', other=0.0)\n"
+      "        tmp1 = tmp0 * tmp0\n"
+      "        tmp2 = tl.broadcast_to(tmp1, [XBLOCK, R0_BLOCK])\n"
+      "        tmp4 = _tmp3 + tmp2\n"
+      "        _tmp3 = tl.where(r0_mask, tmp4, _tmp3)\n"
+      "    tmp3 = tl.sum(_tmp3, 1)[:, None]\n"
+      "    tmp5 = libdevice.sqrt(tmp3)\n"
+      "    tl.debug_barrier()\n"
+      "    tl.store(in_out_ptr0 + (x0), tmp5, None)\n";
+  auto a = synthetic("'in_out_ptr0': '*fp32', 'in_ptr0': '*fp32'", def);
+  agents::KernelProfile p;
+  p.kernel = &a->kernels.at(0);
+  p.family = "vector_norm";
+  p.launches = {{{"args", {tensor({4096}), tensor({4096, 16384}), value(4096), value(16384)}}}};
+  auto cands = instances(p);
+  for (const auto& c : cands) {
+    EXPECT_TRUE(has(c.source, "RB: tl.constexpr = 16384")) << c.source;
+    EXPECT_TRUE(has(c.source, "tl.store(in_out_ptr0 + (xx), t3, xm)")) << c.source;
+    EXPECT_TRUE(has(c.source, "libdevice.sqrt(")) << c.source;
+    EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.source;
+  }
+  // 16384 fp32 per row: one row per program, 8 or 16 warps (64 or 32 elements a thread).
+  EXPECT_EQ(cands.size(), 2u);
+}
+
+TEST(RowNormTemplate, L2NormalizeReadsTheRowOnceAndKeepsEps) {
+  std::string def = std::string(
+      "def triton_red_fused_native_layer_norm_0(in_ptr0, out_ptr1, xnumel, r0_numel, XBLOCK : tl.constexpr, "
+      "R0_BLOCK : tl.constexpr):\n    xnumel = 8192\n    r0_numel = 4096\n") + kLoopHead +
+      "        tmp0 = tl.load(in_ptr0 + (r0_1 + 4096*x0), r0_mask, eviction_policy='evict_last', other=0.0)\n"
+      "        tmp1 = tmp0 * tmp0\n"
+      "        tmp2 = tl.broadcast_to(tmp1, [XBLOCK, R0_BLOCK])\n"
+      "        tmp4 = _tmp3 + tmp2\n"
+      "        _tmp3 = tl.where(r0_mask, tmp4, _tmp3)\n"
+      "    tmp3 = tl.sum(_tmp3, 1)[:, None]\n"
+      "    for r0_offset in tl.range(0, r0_numel, R0_BLOCK):\n"
+      "        r0_index = r0_offset + r0_base\n"
+      "        r0_mask = r0_index < r0_numel\n"
+      "        r0_1 = r0_index\n"
+      "        tmp5 = tl.load(in_ptr0 + (r0_1 + 4096*x0), r0_mask, eviction_policy='evict_first', other=0.0)\n"
+      "        tmp6 = libdevice.sqrt(tmp3)\n"
+      "        tmp7 = 1e-12\n"
+      "        tmp8 = triton_helpers.maximum(tmp6, tmp7)\n"
+      "        tmp9 = tmp5 / tmp8\n"
+      "        tl.store(out_ptr1 + (r0_1 + 4096*x0), tmp9, r0_mask)\n";
+  auto a = synthetic("'in_ptr0': '*fp32', 'out_ptr1': '*fp32'", def);
+  agents::KernelProfile p;
+  p.kernel = &a->kernels.at(0);
+  p.family = "vector_norm";
+  p.launches = {{{"args", {tensor({8192, 4096}), tensor({8192, 4096}), value(8192), value(4096)}}}};
+  for (const auto& c : instances(p)) {
+    // x is loaded once (the second loop's reload is the same load).
+    size_t first = c.source.find("tl.load(in_ptr0");
+    EXPECT_NE(first, std::string::npos);
+    EXPECT_EQ(c.source.find("tl.load(in_ptr0", first + 1), std::string::npos) << c.source;
+    EXPECT_TRUE(has(c.source, "triton_helpers.maximum(")) << c.source;
+    EXPECT_TRUE(has(c.source, "= 1e-12")) << c.source;
+    EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.source;
+  }
 }

@@ -277,7 +277,12 @@ class Reader {
       if (block && (value == "0" || value == "0.0")) return expr(make("zero", {}));
       throw Refuse("constant " + src(n));
     }
-    if (fn == "tl.broadcast_to") return expr(arg_expr(n, 0));
+    if (fn == "tl.broadcast_to") {
+      if (args.empty()) throw Refuse("tl.broadcast_to without a value");
+      Val v = eval(args[0]);
+      if (v.kind != Val::Expr && v.kind != Val::Idx) throw Refuse("argument of " + src(n));
+      return v;
+    }
     if (fn == "tl.where") {
       // Masking of out-of-range lanes: the template masks its own reductions and stores.
       if (args.size() != 3 || eval(args[0]).kind != Val::Mask) throw Refuse("tl.where on a data condition");
