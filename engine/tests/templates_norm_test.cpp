@@ -279,3 +279,42 @@ TEST(RowNormTemplate, L2NormalizeReadsTheRowOnceAndKeepsEps) {
     EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.source;
   }
 }
+
+TEST(RowNormTemplate, GroupNormStatisticsKernelIsARowKernel) {
+  // group_norm's first kernel: Welford mean and M2 over each (n, group) row of 2048 contiguous
+  // elements, stored per row.
+  auto b = corpus("group_norm");
+  auto p = profile_of(*b, 0, json::array({tensor({4, 64, 16, 16}), tensor({4, 8, 1, 1}), tensor({4, 8, 1, 1}),
+                                          value(32), value(2048)}));
+  ASSERT_EQ(p.family, "group_norm");
+  for (const auto& c : instances(p)) {
+    EXPECT_TRUE(has(c.source, "tl.store(out_ptr0 + (xx), ")) << c.source;
+    EXPECT_TRUE(has(c.source, "tl.store(out_ptr1 + (xx), ")) << c.source;
+    EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.source;
+  }
+}
+
+TEST(RowExpr, LoopValuesAreOnlyUsedAsTheRowsAccumulation) {
+  std::string head = std::string(
+      "def triton_red_fused_native_layer_norm_0(in_ptr0, out_ptr1, xnumel, r0_numel, XBLOCK : tl.constexpr, "
+      "R0_BLOCK : tl.constexpr):\n    xnumel = 8192\n    r0_numel = 4096\n") + kLoopHead +
+      "        tmp0 = tl.load(in_ptr0 + (r0_1 + 4096*x0), r0_mask, eviction_policy='evict_last', other=0.0)\n"
+      "        tmp2 = tl.broadcast_to(tmp0, [XBLOCK, R0_BLOCK])\n"
+      "        tmp4 = _tmp3 + tmp2\n"
+      "        _tmp3 = tl.where(r0_mask, tmp4, _tmp3)\n";
+  std::string why;
+  // The running accumulator itself (not the row's sum) used and stored: refused.
+  auto a = synthetic("'in_ptr0': '*fp32', 'out_ptr1': '*fp32'",
+                     head + "        tl.store(out_ptr1 + (r0_1 + 4096*x0), _tmp3 * 2.0, r0_mask)\n");
+  EXPECT_FALSE(agents::templates::read_row_kernel(a->kernels.at(0), &why));
+  EXPECT_TRUE(has(why, "accumulator")) << why;
+  // A per-block value used after the loop (it holds only the last block): refused.
+  a = synthetic("'in_ptr0': '*fp32', 'out_ptr1': '*fp32'",
+                head + "    tmp3 = tl.sum(_tmp3, 1)[:, None]\n    tl.store(out_ptr1 + (x0), tmp3 + tmp0, None)\n");
+  EXPECT_FALSE(agents::templates::read_row_kernel(a->kernels.at(0), &why));
+  EXPECT_TRUE(has(why, "after its loop")) << why;
+  // The same kernel storing the accumulated sum is a row kernel.
+  a = synthetic("'in_ptr0': '*fp32', 'out_ptr1': '*fp32'",
+                head + "    tmp3 = tl.sum(_tmp3, 1)[:, None]\n    tl.store(out_ptr1 + (x0), tmp3, None)\n");
+  EXPECT_TRUE(agents::templates::read_row_kernel(a->kernels.at(0), &why)) << why;
+}

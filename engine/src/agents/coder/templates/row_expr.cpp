@@ -26,11 +26,12 @@ struct Val {
   std::optional<int64_t> integer;  // an int literal, usable in index arithmetic
   RowExprP e;
   std::vector<Val> items;
+  bool stale = false;  // a per-block value of a finished loop: only its last block's, so unusable
 };
 
-Val expr(RowExprP e) { return Val{Val::Expr, 0, 0, 0, std::nullopt, std::move(e), {}}; }
-Val kind(Val::Kind k) { return Val{k, 0, 0, 0, std::nullopt, nullptr, {}}; }
-Val idx(int64_t r, int64_t x, int64_t c) { return Val{Val::Idx, r, x, c, std::nullopt, nullptr, {}}; }
+Val expr(RowExprP e) { return Val{Val::Expr, 0, 0, 0, std::nullopt, std::move(e), {}, false}; }
+Val kind(Val::Kind k) { return Val{k, 0, 0, 0, std::nullopt, nullptr, {}, false}; }
+Val idx(int64_t r, int64_t x, int64_t c) { return Val{Val::Idx, r, x, c, std::nullopt, nullptr, {}, false}; }
 
 RowExprP make(std::string op, std::vector<RowExprP> args, std::string text = "") {
   auto e = std::make_shared<RowExpr>();
@@ -38,7 +39,10 @@ RowExprP make(std::string op, std::vector<RowExprP> args, std::string text = "")
   e->args = std::move(args);
   e->text = std::move(text);
   bool reduction = e->op == "sum" || e->op == "wmean" || e->op == "wm2" || e->op == "wcount";
-  for (const RowExprP& a : e->args) e->shape |= a->shape;
+  for (const RowExprP& a : e->args) {
+    e->shape |= a->shape;
+    if (a->op == "acc" && e->op != "sum") throw Refuse("a loop accumulator used other than by its reduction");
+  }
   if (reduction) {
     if (e->args[0]->shape != kTile) throw Refuse("a reduction over a value that is not a full row tile");
     e->shape = kRow;
@@ -66,6 +70,8 @@ class Reader {
   const py::Module& m_;
   std::set<std::string> pointers_, loaded_;
   std::map<std::string, Val> env_;
+  bool in_loop_ = false;
+  std::set<std::string> loop_names_;  // names assigned in the current loop
 
   std::string src(const py::Node* n) const { return std::string(m_.text(n)); }
 
@@ -89,8 +95,18 @@ class Reader {
       if ((it != "tl.range" && it != "range") || !var || !var->is("Name") || var->ident("id") != "r0_offset")
         throw Refuse("a loop other than the one over the row's blocks");
       if (!s->list("orelse").empty()) throw Refuse("for-else");
+      if (in_loop_) throw Refuse("nested loops");
       env_["r0_offset"] = kind(Val::Opaque);
+      in_loop_ = true;
+      loop_names_.clear();
       block(s->list("body"));
+      in_loop_ = false;
+      // After the loop only what it accumulated is the whole row's; every other value it
+      // computed is its last block's.
+      for (const std::string& n : loop_names_) {
+        Val& v = env_[n];
+        if (!(v.kind == Val::Expr && v.e->op == "acc")) v.stale = true;
+      }
     } else if (s->is("Expr")) {
       const py::Node* v = s->child("value");
       std::string fn = v && v->is("Call") ? ir::dotted_name(v->child("func")) : "";
@@ -108,7 +124,7 @@ class Reader {
       if (v.kind != Val::Tuple || v.items.size() != elts.size()) throw Refuse("tuple assignment of " + src(value));
       for (size_t i = 0; i < elts.size(); ++i) {
         if (!elts[i]->is("Name")) throw Refuse("tuple assignment");
-        env_[std::string(elts[i]->ident("id"))] = v.items[i];
+        bind(std::string(elts[i]->ident("id")), v.items[i]);
       }
       return;
     }
@@ -126,8 +142,19 @@ class Reader {
       result.body_consts.push_back(fmt::format("{} = {}", name, *ir::int_literal(value)));
     } else {
       if (pointers_.count(name)) throw Refuse("a pointer parameter is reassigned");
-      env_[name] = eval(value);
+      // `acc = tl.where(mask, next, acc)` in the loop: the row's accumulator.
+      bool accumulates = in_loop_ && value->is("Call") && ir::dotted_name(value->child("func")) == "tl.where" &&
+                         value->list("args").size() == 3 && value->list("args")[2]->is("Name") &&
+                         value->list("args")[2]->ident("id") == name;
+      Val v = eval(value);
+      if (accumulates && v.kind == Val::Expr) v = expr(make("acc", {v.e}));
+      bind(name, v);
     }
+  }
+
+  void bind(const std::string& name, Val v) {
+    if (in_loop_) loop_names_.insert(name);
+    env_[name] = std::move(v);
   }
 
   RowAccess address(const py::Node* n) {
@@ -169,6 +196,7 @@ class Reader {
       std::string name(n->ident("id"));
       auto it = env_.find(name);
       if (it == env_.end()) throw Refuse("unknown name " + name);
+      if (it->second.stale) throw Refuse(name + ", a per-block value, is used after its loop");
       return it->second;
     }
     if (n->is("Constant")) {
@@ -290,7 +318,10 @@ class Reader {
     }
     if (fn == "tl.sum") {
       if (args.size() != 2 || src(args[1]) != "1") throw Refuse("tl.sum over another axis");
-      return expr(make("sum", {arg_expr(n, 0)}));
+      if (in_loop_) throw Refuse("a reduction inside the loop over the row's blocks");
+      RowExprP v = arg_expr(n, 0);
+      if (v->op == "acc") v = v->args[0];
+      return expr(make("sum", {v}));
     }
     if (fn == "triton_helpers.welford_reduce") {
       RowExprP v = arg_expr(n, 0);
@@ -299,7 +330,9 @@ class Reader {
       return t;
     }
     if (fn == "triton_helpers.welford") {
-      RowExprP m = arg_expr(n, 0), m2 = arg_expr(n, 1), w = arg_expr(n, 2);
+      if (in_loop_) throw Refuse("a Welford combine inside the loop over the row's blocks");
+      auto unwrap = [](RowExprP e) { return e->op == "acc" ? e->args[0] : e; };
+      RowExprP m = unwrap(arg_expr(n, 0)), m2 = unwrap(arg_expr(n, 1)), w = unwrap(arg_expr(n, 2));
       if (m->op != "wr_mean" || m2->op != "wr_m2" || w->op != "wr_weight" || m->args[0]->key != m2->args[0]->key ||
           m->args[0]->key != w->args[0]->key || args.size() != 4 || src(args[3]) != "1")
         throw Refuse("a Welford combine of unrelated accumulators");
@@ -328,7 +361,8 @@ std::optional<RowKernel> read_row_kernel(const ir::Kernel& k, std::string* why) 
     if (r.result.stores.empty()) throw Refuse("the kernel stores nothing");
     // Values the reader only knows half of must not reach a store.
     std::function<void(const RowExprP&)> check = [&](const RowExprP& e) {
-      if (e->op == "zero" || e->op.rfind("wr_", 0) == 0) throw Refuse("an accumulator is stored before it is combined");
+      if (e->op == "zero" || e->op == "acc" || e->op.rfind("wr_", 0) == 0)
+        throw Refuse("an accumulator is stored before it is combined");
       for (const RowExprP& a : e->args) check(a);
     };
     for (const RowStore& s : r.result.stores) check(s.value);

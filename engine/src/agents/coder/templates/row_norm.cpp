@@ -98,6 +98,10 @@ class Emitter {
 
 }  // namespace
 
+bool is_row_norm_family(const std::string& f) {
+  return f == "layer_norm" || f == "rms_norm" || f == "vector_norm" || f == "batch_norm" || f == "group_norm";
+}
+
 std::vector<Candidate> row_norm(const KernelProfile& k, std::string* why_not) {
   auto no = [&](const std::string& why) {
     if (why_not) *why_not = why;

@@ -14,13 +14,13 @@ namespace kopt::agents::templates {
 
 bool has_template(const std::string& family) {
   return family == "softmax" || family == "log_softmax" || family == "pooling" ||
-         family == "layer_norm" || family == "rms_norm" || family == "vector_norm";
+         is_row_norm_family(family);
 }
 
 std::vector<Candidate> instantiate(const KernelProfile& k, std::string* why_not) {
   if (k.family == "softmax" || k.family == "log_softmax") return row_softmax(k, why_not);
   if (k.family == "pooling") return pool2d(k, why_not);
-  if (k.family == "layer_norm" || k.family == "rms_norm" || k.family == "vector_norm") return row_norm(k, why_not);
+  if (is_row_norm_family(k.family)) return row_norm(k, why_not);
   if (why_not) *why_not = "no template for family " + k.family;
   return {};
 }
