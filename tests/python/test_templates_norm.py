@@ -51,3 +51,18 @@ def test_row_norm_template_is_verified_and_used(kernelopt_bin, tmp_path, bundle,
     # eps is carried over from the original kernel, not assumed from the family.
     assert f"tl.full([1, 1], {eps}, tl.float32)" in module
     assert result_vs_eager(out)["match"]
+
+
+def test_group_norm_statistics_kernel_uses_the_template(kernelopt_bin, tmp_path):
+    """Group norm's statistics kernel (per-group Welford mean and M2, two per-row outputs G2 compares) takes
+    the template; its pointwise normalize kernel is not a row kernel and keeps configs only."""
+    out = tmp_path / "out"
+    r = optimize(kernelopt_bin, CORPUS / "group_norm", out, tmp_path / "results.db", "--max-cascades", "1")
+    assert r.returncode == 0, r.stderr
+    kernels = {k["name"]: k for k in json.loads((out / "report.json").read_text())["kernels"]}
+    stats = kernels["triton_red_fused_native_group_norm_0"]
+    chosen = next(c for c in stats["candidates"] if c["id"] == stats["chosen"])
+    assert stats["accepted"] and chosen["origin"] == "template:group_norm"
+    pointwise = kernels["triton_poi_fused_native_group_norm_1"]
+    assert all(c["origin"] == "config" for c in pointwise["candidates"])
+    assert result_vs_eager(out)["match"]
