@@ -177,12 +177,14 @@ std::vector<Candidate> row_norm(const KernelProfile& k, std::string* why_not) {
 
   // Launch configs: rows per program so a program holds 1K-16K elements (short rows: several
   // per program so each program moves enough bytes); warps so each thread holds 4-64 of them.
+  // 32 warps for the longest rows: a 16384-element Welford row then takes 64 registers a thread
+  // without spilling (ptxas, sm_90), where 16 warps take 128 and leave one program per SM.
   std::vector<Candidate> outc;
   for (int64_t xb = 1; xb <= 64 && xb <= next_pow2(rows); xb *= 2) {
     int64_t elems = xb * rb;
     if (elems > std::max<int64_t>(16384, rb)) break;
     if (elems < 1024 && xb * 2 <= next_pow2(rows)) continue;
-    for (int w : {2, 4, 8, 16}) {
+    for (int w : {2, 4, 8, 16, 32}) {
       int64_t per_thread = elems / (32 * w);
       if (per_thread > 64 || per_thread < 4) continue;
       json c = {{"XBLOCK", xb}, {"num_warps", w}, {"num_stages", 1}};
