@@ -318,3 +318,23 @@ TEST(RowExpr, LoopValuesAreOnlyUsedAsTheRowsAccumulation) {
                 head + "    tmp3 = tl.sum(_tmp3, 1)[:, None]\n    tl.store(out_ptr1 + (x0), tmp3, None)\n");
   EXPECT_TRUE(agents::templates::read_row_kernel(a->kernels.at(0), &why)) << why;
 }
+
+TEST(RowExpr, ABufferReadBackAfterItsStoreIsRefused) {
+  // The norm stored into a reused buffer and loaded back from it: the template would load it
+  // before writing it.
+  std::string def = std::string(
+      "def triton_red_fused_native_layer_norm_0(in_out_ptr0, in_ptr0, xnumel, r0_numel, XBLOCK : tl.constexpr, "
+      "R0_BLOCK : tl.constexpr):\n    xnumel = 4096\n    r0_numel = 16384\n") + kLoopHead +
+      "        tmp0 = tl.load(in_ptr0 + (r0_1 + 16384*x0), r0_mask, eviction_policy='evict_first', other=0.0)\n"
+      "        tmp2 = tl.broadcast_to(tmp0 * tmp0, [XBLOCK, R0_BLOCK])\n"
+      "        tmp4 = _tmp3 + tmp2\n"
+      "        _tmp3 = tl.where(r0_mask, tmp4, _tmp3)\n"
+      "    tmp3 = tl.sum(_tmp3, 1)[:, None]\n"
+      "    tl.store(in_out_ptr0 + (x0), tmp3, None)\n"
+      "    tmp5 = tl.load(in_out_ptr0 + (x0), None)\n"
+      "    tl.store(in_out_ptr0 + (x0), libdevice.sqrt(tmp5), None)\n";
+  auto a = synthetic("'in_out_ptr0': '*fp32', 'in_ptr0': '*fp32'", def);
+  std::string why;
+  EXPECT_FALSE(agents::templates::read_row_kernel(a->kernels.at(0), &why));
+  EXPECT_TRUE(has(why, "loaded after it is stored")) << why;
+}

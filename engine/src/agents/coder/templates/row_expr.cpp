@@ -288,6 +288,10 @@ class Reader {
       auto e = std::make_shared<RowExpr>();
       e->op = "load";
       e->at = address(args[0]);
+      // The template loads everything before it stores: a pointer read back after a store
+      // (a buffer reused in place) would read what the store has not written yet.
+      for (const RowStore& st : result.stores)
+        if (st.at.ptr == e->at.ptr) throw Refuse(e->at.ptr + " is loaded after it is stored");
       e->shape = e->at.shape();
       std::string ev = keyword(n, "eviction_policy");
       e->evict = ev.size() >= 2 ? ev.substr(1, ev.size() - 2) : "";
@@ -342,7 +346,8 @@ class Reader {
     }
     static const std::set<std::string> unary = {"libdevice.rsqrt", "libdevice.sqrt", "tl_math.abs", "tl_math.exp",
                                                 "tl_math.log", "libdevice.tanh", "tl.sigmoid"};
-    static const std::set<std::string> binary = {"triton_helpers.maximum", "triton_helpers.minimum"};
+    static const std::set<std::string> binary = {"triton_helpers.maximum", "triton_helpers.minimum",
+                                                 "libdevice.pow"};
     if (unary.count(fn) && args.size() == 1) return expr(make("call", {arg_expr(n, 0)}, fn));
     if (binary.count(fn) && args.size() == 2) return expr(make("call", {arg_expr(n, 0), arg_expr(n, 1)}, fn));
     if (fn == "tl.program_id" || fn == "tl.arange") return kind(Val::Opaque);
