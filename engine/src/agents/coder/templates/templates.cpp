@@ -7,17 +7,20 @@
 #include "agents/coder/pin_config.h"
 
 #include "agents/coder/templates/pool2d.h"
+#include "agents/coder/templates/row_norm.h"
 #include "agents/coder/templates/row_softmax.h"
 
 namespace kopt::agents::templates {
 
 bool has_template(const std::string& family) {
-  return family == "softmax" || family == "log_softmax" || family == "pooling";
+  return family == "softmax" || family == "log_softmax" || family == "pooling" ||
+         is_row_norm_family(family);
 }
 
 std::vector<Candidate> instantiate(const KernelProfile& k, std::string* why_not) {
   if (k.family == "softmax" || k.family == "log_softmax") return row_softmax(k, why_not);
   if (k.family == "pooling") return pool2d(k, why_not);
+  if (is_row_norm_family(k.family)) return row_norm(k, why_not);
   if (why_not) *why_not = "no template for family " + k.family;
   return {};
 }
