@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <random>
 #include <sstream>
@@ -135,17 +136,29 @@ int bench(const BenchOptions& o) {
   std::string db_path = o.db.empty() ? report::ResultsDb::default_path() : o.db;
   auto key = [&](const bench::Problem& p) { return run_id + "|" + p.id; };
 
-  // Resume: every problem this run finished before is read back.
+  // Resume: every problem this run finished before is read back — from the database, or else from
+  // DIR/results.jsonl (a task rerun on another node, with a node-local database: docs/scaling.md).
   std::vector<std::optional<json>> rows(problems.size());
+  std::map<std::string, json> written;
+  {
+    std::ifstream jf(out / "results.jsonl");
+    for (std::string line; std::getline(jf, line);) {
+      json r = json::parse(line, nullptr, false);
+      if (r.is_object() && r.value("run_id", "") == run_id) written[r.value("problem", "")] = r;
+    }
+  }
   size_t resumed = 0;
   {
     report::ResultsDb db(db_path);
-    for (size_t i = 0; i < problems.size(); ++i)
-      if (auto r = db.latest_record("bench", key(problems[i]))) {
+    for (size_t i = 0; i < problems.size(); ++i) {
+      std::optional<json> r = db.latest_record("bench", key(problems[i]));
+      if (auto it = written.find(problems[i].id); !r && it != written.end()) r = it->second;
+      if (r) {
         rows[i] = *r, ++resumed;
         std::cerr << fmt::format("[bench {}/{}] {}: done in an earlier run (resumed): {}\n", i + 1, problems.size(),
                                  problems[i].id, progress_line(*r));
       }
+    }
   }
   std::cerr << fmt::format("[bench] {} problem(s) in shard {} of {} ({} resumed); results in {}\n", problems.size(),
                            shard.text(), o.suite, resumed, out.string());
@@ -179,8 +192,11 @@ int bench(const BenchOptions& o) {
                  {"reason", fmt::format("internal error: {} (please report this)", e.what())}};
         }
         row["versions"] = sup->hellos().at(0).value("versions", json::object());
+        row["run_id"] = run_id;
         db.add_record("bench", key(p), row);  // one transaction: the row is durable before it counts as done
-        sup->call({{"op", "forget_bundles"}}, std::chrono::seconds(120));
+        if (json f = sup->call({{"op", "forget_bundles"}}, std::chrono::seconds(120)); !f.value("ok", false))
+          std::cerr << "[bench] warning: the worker did not drop the finished problem's state: "
+                    << f.value("error", "?").substr(0, 200) << "\n";
         std::lock_guard lock(mu);
         rows[i] = row;
         std::cerr << fmt::format("[bench {}/{}] {}: {} ({:.0f} s)\n", i + 1, problems.size(), p.id, progress_line(row),
