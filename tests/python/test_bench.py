@@ -155,6 +155,18 @@ def test_a_killed_run_resumes_where_it_stopped(kernelopt_bin, suite, full_run):
     assert bench_records(suite["db"], out) == len(PROBLEMS)  # nothing recorded twice
     assert table_lines((out / "report.md").read_text()) == table_lines((full_run["out"] / "report.md").read_text())
 
+    # Rerun elsewhere (another, empty database): the rows come back from results.jsonl; nothing runs.
+    r = bench(kernelopt_bin, suite["suite"], "--device", "cpu", "--out", out, "--db", suite["root"] / "other.db",
+              "--budget-per-problem", 60)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("(resumed)") == len(PROBLEMS) and ": running on" not in r.stderr
+    assert table_lines((out / "report.md").read_text()) == table_lines((full_run["out"] / "report.md").read_text())
+
+    # The run directory holds rows made under its settings only.
+    r = bench(kernelopt_bin, suite["suite"], "--device", "cpu", "--out", out, "--db", suite["db"],
+              "--budget-per-problem", 5)
+    assert r.returncode == 2 and "other settings" in r.stderr and "--fresh" in r.stderr
+
 
 def test_two_shards_merged_give_the_unsharded_table(kernelopt_bin, suite, full_run):
     root = suite["root"]

@@ -171,6 +171,7 @@ int bench(const BenchOptions& o) {
     report::write_bench_outputs(bench_object(o.suite, settings, json::array({shard.text()}), problems.size(), done),
                                 out);
   };
+  auto started = std::chrono::steady_clock::now();
   std::atomic<size_t> next{0};
   std::string start_error;
   auto work = [&](const std::string& gpu) {
@@ -223,6 +224,8 @@ int bench(const BenchOptions& o) {
   std::string md = report::render_bench_markdown(b);
   std::cout << md.substr(md.find("## Table")) << "\n";
   std::cout << fmt::format("wrote {0}/report.md, {0}/report.html, {0}/results.jsonl\n", out.string());
+  std::cerr << fmt::format("[bench] {} problem(s) ({} resumed) in {:.0f} s\n", problems.size(), resumed,
+                           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   return 0;
 }
 
