@@ -198,3 +198,58 @@ def test_bad_input_is_one_line_naming_the_fix(kernelopt_bin, suite, tmp_path, ar
     r = bench(kernelopt_bin, *args, "--device", "cpu", "--out", tmp_path / "out", "--db", tmp_path / "db", timeout=60)
     assert r.returncode == 2, r.stderr
     assert message in r.stderr and r.stderr.count("\n") <= 2, r.stderr
+
+
+def test_worker_bench_ops(monkeypatch):
+    """bench_times answers "not measured" in CPU mode; its side-by-side plumbing (one compiled model for
+    torch.compile and optimized, eager apart) runs here with a stand-in for the CUDA timer; forget_bundles
+    empties the worker."""
+    from kernelopt.worker import bench_ops, bundle_ops
+
+    monkeypatch.setenv("KERNELOPT_DEVICE", "cpu")
+    bundle = str(CORPUS / "gelu_scale")
+    r = bench_ops.bench_times({"bundle": bundle})
+    assert r == {"measured": False, "reason": "CPU mode: times are not measured"}
+
+    state = bundle_ops.get_bundle({"bundle": bundle})
+    seen = {}
+
+    def fake_interleaved(fns, reps, prepare):
+        if len(fns) == 3:
+            seen["same_path"] = fns[1] is fns[2]  # torch.compile and optimized: one compiled callable
+        outs = []
+        for fn, prep in zip(fns, prepare):
+            prep()
+            outs.append(fn())
+        seen.setdefault("outs", outs)
+        return [{"median_ms": float(i + 1)} for i in range(len(fns))]
+
+    monkeypatch.setattr(bench_ops.timing, "time_interleaved", fake_interleaved)
+    monkeypatch.setattr(bench_ops.torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(bench_ops, "_kernel_times", lambda fn, prep, reps, names: {"kernel_ms": 0.5, "triton_names": sorted(names)})
+    changed = state.sources[0] + "\n# a changed module\n"
+    r = bench_ops.side_by_side(state, {"sources": [changed], "reps": 1})
+    assert seen["same_path"] and set(r) >= {"eager", "compiled", "optimized"}
+    assert [r[k]["device_ms"] for k in ("eager", "compiled", "optimized")] == [1.0, 2.0, 3.0]
+    assert r["compiled"]["triton_names"] == ["triton_poi_fused_add_gelu_mul_0"] and r["eager"]["triton_names"] == []
+    eager, compiled, optimized = seen["outs"]
+    assert bench_ops.torch.allclose(compiled, eager, atol=1e-4) and bench_ops.torch.equal(compiled, optimized)
+    r = bench_ops.side_by_side(state, {"sources": [state.sources[0]], "reps": 1})
+    assert "optimized" not in r  # the baseline's own text: nothing to compare
+
+    assert bench_ops.forget_bundles({})["forgotten"] >= 1 and not bundle_ops._bundles
+
+
+def test_kernel_sums_split_triton_from_vendor():
+    from types import SimpleNamespace as NS
+
+    from kernelopt.worker import bench_ops
+
+    cuda, cpu = bench_ops.torch.autograd.DeviceType.CUDA, bench_ops.torch.autograd.DeviceType.CPU
+
+    def evt(name, us, dev=cuda):
+        return NS(name=name, device_type=dev, time_range=NS(elapsed_us=lambda: us))
+
+    events = [evt("triton_poi_0", 30), evt("triton_poi_0", 50), evt("sm90_xmma_gemm", 120), evt("aten::mm", 999, cpu)]
+    r = bench_ops.sum_kernels(events, 2, {"triton_poi_0"})
+    assert r == pytest.approx({"kernel_ms": 0.1, "triton_ms": 0.04, "vendor_ms": 0.06, "kernels_per_call": 1.5})

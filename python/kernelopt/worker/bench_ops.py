@@ -65,9 +65,14 @@ def _kernel_times(fn, prepare, reps: int, triton_names: set[str]) -> dict:
         for _ in range(reps):
             fn()
         torch.cuda.synchronize()
+    return sum_kernels(prof.events(), reps, triton_names)
+
+
+def sum_kernels(events, reps: int, triton_names: set[str]) -> dict:
+    """Per call, from profiler events: every CUDA kernel's duration summed, Triton (by name) vs the rest."""
     per_name: dict[str, float] = defaultdict(float)
     launches = 0
-    for evt in prof.events():
+    for evt in events:
         if evt.device_type == torch.autograd.DeviceType.CUDA:
             us = evt.time_range.elapsed_us()
             if us > 0:
@@ -85,6 +90,11 @@ def bench_times(req: dict) -> dict:
     state = get_bundle(req)
     if state.device != "cuda":
         return {"measured": False, "reason": "CPU mode: times are not measured"}
+    return side_by_side(state, req)
+
+
+def side_by_side(state, req: dict) -> dict:
+    """bench_times' measurement (CUDA); separate so its plumbing can be exercised with a stand-in timer."""
     reps = int(req.get("reps", 30))
     changed = "sources" in req and any(s is not None and s != b for s, b in zip(req["sources"], state.sources))
     optimized = _stitched_modules(state, req) if changed else list(state.modules)
