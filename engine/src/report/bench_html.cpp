@@ -43,12 +43,12 @@ std::string distribution_chart(const json& rows, const std::string& level) {
   if (total == 0) return "";
   size_t most = 1;
   for (size_t c : counts) most = std::max(most, c);
-  const double w = 620, hgt = 200, left = 40, bottom = 40, top = 24, slot = (w - left - 10) / std::size(kBins);
+  const double w = 620, hgt = 200, left = 40, bottom = 40, top = 36, slot = (w - left - 10) / std::size(kBins);
   std::string out = fmt::format(
       "<svg class=\"chart\" id=\"dist-{0}\" viewBox=\"0 0 {1} {2}\" width=\"{1}\" height=\"{2}\" role=\"img\" "
-      "aria-label=\"speedup distribution, level {0}\"><text x=\"{3}\" y=\"14\">level {0}: {4} measured problem(s), "
+      "aria-label=\"speedup distribution, level {0}\"><text x=\"{3}\" y=\"14\">{4}: {5} measured problem(s), "
       "speedup over torch.compile</text>",
-      h(level), w, hgt, left, total);
+      h(level), w, hgt, left, level == "all" ? "all levels" : "level " + h(level), total);
   double plot = hgt - bottom - top;
   for (size_t i = 0; i < std::size(kBins); ++i) {
     double bh = plot * static_cast<double>(counts[i]) / static_cast<double>(most);
