@@ -99,6 +99,30 @@ int main(int argc, char** argv) {
   z->add_flag("--json", op.json, "print report.json on stdout");
   z->add_flag("--quiet,-q", op.quiet, "no progress lines on stderr");
 
+  kopt::cli::BenchOptions be;
+  auto* b = app.add_subcommand("bench", "run the main job on every problem of a suite and write the suite's table "
+                                        "(docs/bench.md)");
+  b->add_option("suite", be.suite, "suite directory holding level1/, level2/, level3/");
+  b->add_option("--levels", be.levels, "levels to run, comma-separated")->default_val("1,2,3");
+  b->add_option("--out,-o", be.out, "run directory (default: <suite>.bench); running again resumes it");
+  b->add_option("--budget-per-problem", be.budget_s, "seconds of search per problem")->default_val(60);
+  b->add_option("--shard", be.shard, "I/N: run only shard I of N (docs/scaling.md)");
+  b->add_option("--gpus", be.gpus, "GPU indices, comma-separated: one worker and one problem at a time per GPU")
+      ->default_val("0");
+  b->add_option("--device", be.device, "cuda | cpu (cpu: bundles only, correctness only, no speed claimed)")
+      ->default_val("cuda");
+  b->add_option("--agents", be.agents, "agent implementations: builtin")->default_val("builtin");
+  b->add_option("--mode", be.mode, "torch.compile mode when capturing problem files")->default_val("default");
+  b->add_option("--reps", be.reps, "timed calls per variant when measuring a problem")->default_val(30);
+  b->add_option("--timeout", be.timeout_s, "seconds one worker request may take")->default_val(600);
+  b->add_option("--db", be.db, "results database (default $KERNELOPT_DB or ~/.cache/kernelopt/results.db)");
+  b->add_flag("--fresh", be.fresh, "start a new run in --out instead of resuming the one there");
+  b->add_flag("--verbose,-v", be.verbose, "also print the main job's own progress lines");
+  kopt::cli::BenchMergeOptions bm;
+  auto* bmc = b->add_subcommand("merge", "combine the results of shard runs into one table");
+  bmc->add_option("dirs", bm.dirs, "run directories of the shards")->required();
+  bmc->add_option("--out,-o", bm.out, "directory for the merged table")->required();
+
   kopt::cli::ParseOptions ps;
   auto* p = app.add_subcommand("parse", "parse a Python file with kernelopt's parser (for testing the parser)");
   p->add_option("file", ps.file, "Python file")->required();
@@ -118,6 +142,11 @@ int main(int argc, char** argv) {
     if (*f) return kopt::cli::profile(pr);
     if (*v) return kopt::cli::verify(ve);
     if (*z) return kopt::cli::optimize(op);
+    if (*bmc) return kopt::cli::bench_merge(bm);
+    if (*b) {
+      if (be.suite.empty()) throw kopt::UserError("bench: give the suite directory, e.g. kernelopt bench benchmarks/suite");
+      return kopt::cli::bench(be);
+    }
   } catch (const kopt::UserError& e) {
     std::cerr << "kernelopt: error: " << e.what() << "\n";
     return 2;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 
 #include <cstdlib>
 #include <vector>
@@ -45,16 +46,43 @@ int capture(const CaptureOptions& o) {
 
 namespace kopt::cli {
 
-int capture_and_wait(const CaptureOptions& o) {
+int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
   std::vector<std::string> argv = capture_argv(o);
   std::vector<char*> cargv;
   for (auto& s : argv) cargv.push_back(s.data());
   cargv.push_back(nullptr);
+  int fds[2] = {-1, -1};
+  if (error_line && pipe(fds) != 0) throw UserError("cannot start the capture: pipe failed");
   pid_t pid = fork();
   if (pid < 0) throw UserError("cannot start the capture: fork failed");
   if (pid == 0) {
+    if (!o.gpu.empty()) setenv("CUDA_VISIBLE_DEVICES", o.gpu.c_str(), 1);
+    if (error_line) {
+      dup2(fds[1], 1), dup2(fds[1], 2);
+      close(fds[0]), close(fds[1]);
+    }
     execvp(cargv[0], cargv.data());
     _exit(127);
+  }
+  if (error_line) {
+    // Echo the child's lines to stderr and keep its last one-line error for the caller's record.
+    close(fds[1]);
+    std::string pending;
+    char buf[4096];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) != 0;) {
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      pending.append(buf, static_cast<size_t>(n));
+      for (size_t nl; (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1)) {
+        std::string line = pending.substr(0, nl);
+        std::fprintf(stderr, "%s\n", line.c_str());
+        if (auto at = line.find("error: "); at != std::string::npos) *error_line = line.substr(at + 7);
+      }
+    }
+    if (auto at = pending.find("error: "); at != std::string::npos) *error_line = pending.substr(at + 7);
+    close(fds[0]);
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {

@@ -28,11 +28,14 @@ int stitch(const StitchOptions& o);
 
 struct CaptureOptions {
   std::string problem, out, mode, device, dtype;
+  std::string gpu;  // CUDA_VISIBLE_DEVICES for the capture process; empty: inherited
   int seed = 0;
   bool force = false;
 };
 int capture(const CaptureOptions& o);          // replaces the process (exec)
-int capture_and_wait(const CaptureOptions& o);  // runs it as a child; returns its exit code
+// Runs it as a child and returns its exit code. With `error_line`, the child's output goes to
+// this process's stderr (stdout stays free) and its last "error:" line is kept there.
+int capture_and_wait(const CaptureOptions& o, std::string* error_line = nullptr);
 
 struct OptimizeOptions {
   std::string target, out, device = "cuda", gpus = "0", agents = "builtin", db, dtype, mode = "default";
@@ -42,6 +45,23 @@ struct OptimizeOptions {
   bool json = false, quiet = false;
 };
 int optimize(const OptimizeOptions& o);
+// The main job without printing: returns report.json's object. `pool`: run on these workers
+// (the suite runner keeps one pool for many problems) instead of starting the job's own.
+nlohmann::json run_optimize(const OptimizeOptions& o, report::ResultsDb& db, worker::Supervisor* pool = nullptr);
+
+struct BenchOptions {
+  std::string suite, out, levels = "1,2,3", shard, gpus = "0", device = "cuda", db, agents = "builtin", mode = "default";
+  double budget_s = 60;
+  int timeout_s = 600, reps = 30;
+  bool fresh = false, verbose = false;
+};
+int bench(const BenchOptions& o);  // docs/bench.md
+
+struct BenchMergeOptions {
+  std::vector<std::string> dirs;
+  std::string out;
+};
+int bench_merge(const BenchMergeOptions& o);
 
 struct ParseOptions {
   std::string file;

@@ -41,7 +41,8 @@ struct Job {
   fs::path out;
   std::string bundle_dir;
   std::unique_ptr<ir::Bundle> bundle;
-  std::unique_ptr<worker::Supervisor> sup;
+  std::unique_ptr<worker::Supervisor> owned;  // the job's own workers, unless given a pool (bench)
+  worker::Supervisor* sup = nullptr;
   json hello, ceilings, baseline, profile;
   std::map<std::string, std::vector<json>> launches;  // kernel name -> launch records
   std::vector<agents::KernelProfile> ranked;
@@ -95,8 +96,11 @@ void load(Job& job) {
     job.say(fmt::format("capturing {} with torch.compile into {}", o.target, dir.string()));
     CaptureOptions c;
     c.problem = o.target, c.out = dir.string(), c.mode = o.mode, c.device = "cuda", c.dtype = o.dtype, c.force = true;
-    if (int rc = capture_and_wait(c); rc != 0)
-      throw UserError(fmt::format("capturing {} failed (exit {}); see the error above", o.target, rc));
+    c.gpu = split_list(o.gpus).empty() ? "" : split_list(o.gpus).front();
+    std::string error_line;
+    if (int rc = capture_and_wait(c, &error_line); rc != 0)
+      throw UserError(error_line.empty() ? fmt::format("capturing {} failed (exit {})", o.target, rc)
+                                         : fmt::format("capturing {} failed: {}", o.target, error_line));
     job.bundle_dir = dir.string();
   } else if (!fs::exists(target)) {
     throw UserError(fmt::format("{}: no such file or directory; pass a problem .py file or a bundle directory", o.target));
@@ -106,12 +110,18 @@ void load(Job& job) {
   job.bundle = ir::load_bundle(job.bundle_dir);
 }
 
-void start(Job& job) {
+void start(Job& job, worker::Supervisor* pool) {
+  if (pool) {
+    job.sup = pool;
+    job.hello = pool->hellos().at(0);
+    return;
+  }
   std::vector<std::string> gpus = split_list(job.o.gpus);
   if (gpus.empty()) throw UserError("--gpus: give at least one GPU index, e.g. --gpus 0 or --gpus 0,1");
   job.say(job.gpu() ? fmt::format("starting {} worker(s) on GPU {}", gpus.size(), job.o.gpus)
                     : "starting a CPU worker (Triton interpreter; no performance is measured)");
-  job.sup = start_workers(job.o.device, gpus);
+  job.owned = start_workers(job.o.device, gpus);
+  job.sup = job.owned.get();
   job.hello = job.sup->hellos().at(0);
 }
 
@@ -280,7 +290,7 @@ void write(Job& job) {
 
 }  // namespace
 
-int optimize(const OptimizeOptions& o) {
+json run_optimize(const OptimizeOptions& o, report::ResultsDb& db, worker::Supervisor* pool) {
   if (o.device != "cuda" && o.device != "cpu") throw UserError("--device " + o.device + ": use cuda or cpu");
   if (o.budget_s <= 0) throw UserError("--budget must be a positive number of seconds");
   agents::Agents agents = agents::make_agents(o.agents);
@@ -289,10 +299,9 @@ int optimize(const OptimizeOptions& o) {
   job.out = !o.out.empty() ? fs::path(o.out)
                            : fs::path(target.filename().string().empty() ? target.parent_path().filename() : target.stem())
                                  .concat(".kernelopt");
-  report::ResultsDb db(o.db.empty() ? report::ResultsDb::default_path() : o.db);
 
   stage(job, "load", [&] { load(job); });
-  stage(job, "workers", [&] { start(job); });
+  stage(job, "workers", [&] { start(job, pool); });
   stage(job, "ceilings", [&] { ceilings(job, db); });
   stage(job, "baseline", [&] { baseline(job); });
   stage(job, "launches", [&] { record_launches(job); });
@@ -310,6 +319,12 @@ int optimize(const OptimizeOptions& o) {
     report::write_reports(report, job.out);
   });
   db.add_record("optimize", job.bundle_dir, report);
+  return report;
+}
+
+int optimize(const OptimizeOptions& o) {
+  report::ResultsDb db(o.db.empty() ? report::ResultsDb::default_path() : o.db);
+  json report = run_optimize(o, db);
   if (o.json) std::cout << report.dump(2) << "\n";
   else print_summary(report);
   return 0;

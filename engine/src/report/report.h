@@ -71,6 +71,13 @@ std::string outcome_words(const nlohmann::json& candidate);
 // The kernel's time after optimization: optimized_ms, else (when the kernel fell back) baseline_ms.
 std::optional<double> after_ms(const nlohmann::json& kernel);
 
+// The report page's CSS and script (sortable tables, rendered-chart counts), shared by the
+// suite report (bench_report.h).
+const char* html_style();
+const char* html_script();
+// Writes `bytes` to a temporary name, then renames it into place (throws UserError naming the path).
+void write_file_atomic(const std::filesystem::path& path, const std::string& bytes);
+
 // "torch 2.11.0 · triton 3.6.0 · cuda 13.0" (kDash when empty).
 std::string versions_line(const nlohmann::json& report);
 // "copy 4.25 TB/s · fp32 51.0 TFLOP/s · ..." (kDash when null).

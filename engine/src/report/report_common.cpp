@@ -265,6 +265,8 @@ void write_file(const std::filesystem::path& path, const std::string& bytes) {
 
 }  // namespace
 
+void detail::write_file_atomic(const std::filesystem::path& path, const std::string& bytes) { write_file(path, bytes); }
+
 void write_reports(const nlohmann::json& report, const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

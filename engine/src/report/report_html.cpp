@@ -488,6 +488,11 @@ void end_to_end(std::string& out, const json& r) {
 
 }  // namespace
 
+namespace detail {
+const char* html_style() { return kStyle; }
+const char* html_script() { return kScript; }
+}  // namespace detail
+
 std::string render_html(const json& r) {
   bool measured = performance_measured(r);
   std::string bundle = text(r, "bundle");

@@ -82,7 +82,7 @@ def handle(req: dict) -> dict:
 
 def serve(inp, out) -> int:
     # Register the handlers (import for side effects).
-    from kernelopt.worker import bundle_ops, gpu_ops, ops, search_ops  # noqa: F401
+    from kernelopt.worker import bench_ops, bundle_ops, gpu_ops, ops, search_ops  # noqa: F401
 
     for line in inp:
         line = line.strip()

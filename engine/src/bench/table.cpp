@@ -1,0 +1,88 @@
+#include "bench/table.h"
+
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+
+namespace kopt::bench {
+
+using nlohmann::json;
+
+namespace {
+
+std::optional<double> num(const json& row, const char* key) {
+  if (!row.is_object() || !row.contains(key) || !row[key].is_number()) return std::nullopt;
+  double v = row[key].get<double>();
+  return std::isfinite(v) && v > 0 ? std::optional<double>(v) : std::nullopt;
+}
+
+json opt(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
+
+bool is_true(const json& row, const char* key) { return row.contains(key) && row[key].is_boolean() && row[key].get<bool>(); }
+
+json level_stats(const std::string& level, const std::vector<const json*>& rows) {
+  size_t n = rows.size(), optimized = 0, fallback = 0, errors = 0, correct = 0, host_bound = 0;
+  std::vector<double> all, only_opt, wall;
+  std::vector<double> fast(std::size(kFastP), 0.0);
+  bool measured = false;
+  for (const json* r : rows) {
+    std::string status = (*r).contains("status") && (*r)["status"].is_string() ? (*r)["status"].get<std::string>() : "error";
+    optimized += status == "optimized", fallback += status == "fallback", errors += status == "error";
+    bool ok = is_true(*r, "correct");
+    correct += ok;
+    host_bound += is_true(*r, "host_bound");
+    std::optional<double> sp = num(*r, "speedup");
+    if (!sp || status == "error") continue;
+    measured = true;
+    all.push_back(*sp);
+    if (status == "optimized") only_opt.push_back(*sp);
+    if (auto w = num(*r, "wall_speedup")) wall.push_back(*w);
+    for (size_t i = 0; i < std::size(kFastP); ++i) fast[i] += ok && *sp > kFastP[i];
+  }
+  json fp = json::object();
+  for (size_t i = 0; i < std::size(kFastP); ++i)
+    fp[p_label(kFastP[i])] = measured && n ? json(fast[i] / static_cast<double>(n)) : json(nullptr);
+  return {{"level", level},
+          {"problems", n},
+          {"optimized", optimized},
+          {"fallback", fallback},
+          {"errors", errors},
+          {"correct", correct},
+          {"correct_rate", n ? json(static_cast<double>(correct) / static_cast<double>(n)) : json(nullptr)},
+          {"measured", measured},
+          {"geomean", opt(geomean(all))},
+          {"geomean_n", all.size()},
+          {"geomean_optimized", opt(geomean(only_opt))},
+          {"optimized_n", only_opt.size()},
+          {"fast_p", fp},
+          {"wall_geomean", opt(geomean(wall))},
+          {"host_bound", host_bound}};
+}
+
+}  // namespace
+
+std::string p_label(double p) { return p == std::floor(p) ? fmt::format("{:.1f}", p) : fmt::format("{}", p); }
+
+std::optional<double> geomean(const std::vector<double>& xs) {
+  if (xs.empty()) return std::nullopt;
+  double s = 0;
+  for (double x : xs) s += std::log(x);
+  return std::exp(s / static_cast<double>(xs.size()));
+}
+
+json summarize(const std::vector<json>& rows) {
+  std::map<int, std::vector<const json*>> by_level;
+  std::vector<const json*> every;
+  for (const json& r : rows) {
+    by_level[r.value("level", 0)].push_back(&r);
+    every.push_back(&r);
+  }
+  json out = json::array();
+  for (const auto& [level, rs] : by_level) out.push_back(level_stats(std::to_string(level), rs));
+  if (by_level.size() > 1) out.push_back(level_stats("all", every));
+  return out;
+}
+
+}  // namespace kopt::bench

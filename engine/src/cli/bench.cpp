@@ -1,0 +1,232 @@
+// `kernelopt bench SUITE_DIR`: the main job on every problem of a suite, each row
+// judged and timed side by side with eager and torch.compile, then the table
+// (docs/bench.md). One worker per GPU of --gpus serves many problems (a thread per
+// worker takes the next problem); every finished row is a record in the results
+// database, written in its own transaction, under the run's id (DIR/run.json), so
+// a killed run (kill -9 included) restarts where it stopped: finished problems are
+// read back, not redone, and the search cache skips candidates measured before.
+// DIR's reports are rewritten after every problem, so a stopped run still shows
+// what it finished.
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "bench/suite.h"
+#include "bench/table.h"
+#include "cli/bench_problem.h"
+#include "cli/commands.h"
+#include "report/bench_report.h"
+#include "report/report.h"
+#include "util/error.h"
+
+namespace kopt::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> split_gpus(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+// What decides a problem's row: a run directory only ever holds rows made under these.
+json settings_of(const BenchOptions& o) {
+  verify::CascadeOptions co;
+  return {{"device", o.device}, {"budget_s", o.budget_s}, {"agents", o.agents}, {"mode", o.mode},
+          {"reps", o.reps},     {"gamma", co.gamma},      {"seeds", co.seeds},   {"tolerances", co.tol.to_json()}};
+}
+
+json read_json(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return json::parse(ss.str(), nullptr, false);
+}
+
+// DIR/run.json: the run's id (the resume key's prefix) and settings. A fresh id when DIR holds no
+// run (or --fresh); an existing run with other settings is a UserError, never silently mixed.
+json open_run(const fs::path& out, const json& settings, const std::string& shard, bool fresh) {
+  fs::path path = out / "run.json";
+  if (!fresh && fs::exists(path)) {
+    json run = read_json(path);
+    if (run.is_discarded() || !run.contains("run_id"))
+      throw UserError(fmt::format("{}: not a bench run file; pass another --out or --fresh", path.string()));
+    if (run["settings"] != settings)
+      throw UserError(fmt::format("{} holds a run with other settings ({}); resume it with the same options, or pass "
+                                  "--fresh or another --out",
+                                  out.string(), run["settings"].dump()));
+    if (run.value("shard", "") != shard)
+      throw UserError(fmt::format("{} holds shard {} of a run, not {}; pass another --out for each shard", out.string(),
+                                  run.value("shard", ""), shard));
+    return run;
+  }
+  std::random_device rd;
+  json run = {{"format", "kernelopt-bench-run"}, {"run_id", fmt::format("{:08x}{:08x}", rd(), rd())},
+              {"settings", settings}, {"shard", shard}};
+  fs::create_directories(out);
+  report::detail::write_file_atomic(path, run.dump(2) + "\n");
+  return run;
+}
+
+std::string progress_line(const json& row) {
+  std::string s = row.value("status", "error");
+  if (row.contains("speedup") && row["speedup"].is_number()) s += fmt::format(", {:.3f}x over torch.compile (GPU time)", row["speedup"].get<double>());
+  else if (s != "error") s += ", performance not measured";
+  if (row.contains("correct") && row["correct"].is_boolean()) s += row["correct"].get<bool>() ? ", correct" : ", NOT correct";
+  s += fmt::format(", {}/{} kernel(s) replaced", row.value("accepted_count", 0), row.value("kernels", 0));
+  if (row.contains("host_bound") && row["host_bound"] == true) s += ", host-bound";
+  std::string why = row.value("reason", "");
+  if (!why.empty()) s += " — " + why.substr(0, 160);
+  return s;
+}
+
+}  // namespace
+
+json bench_object(const std::string& suite, const json& settings, const json& shards, size_t expected,
+                  std::vector<json> rows) {
+  std::stable_sort(rows.begin(), rows.end(), [](const json& a, const json& b) {
+    return std::make_pair(a.value("level", 0), a.value("problem", "")) <
+           std::make_pair(b.value("level", 0), b.value("problem", ""));
+  });
+  bool measured = settings.value("device", "cuda") != "cpu";
+  json gpu = nullptr, versions = json::object();
+  for (const json& r : rows) {
+    if (r.contains("gpu") && r["gpu"].is_string()) gpu = r["gpu"];
+    if (r.contains("versions") && r["versions"].is_object()) versions = r["versions"];
+  }
+  json levels = bench::summarize(rows);
+  return {{"format", "kernelopt-bench"}, {"format_version", 1},       {"suite", suite},
+          {"device", settings.value("device", "cuda")}, {"performance_measured", measured}, {"gpu", gpu},
+          {"versions", versions}, {"settings", settings}, {"shards", shards},
+          {"expected", expected}, {"levels", levels}, {"rows", rows}};
+}
+
+int bench(const BenchOptions& o) {
+  if (o.device != "cuda" && o.device != "cpu") throw UserError("--device " + o.device + ": use cuda or cpu");
+  if (o.budget_s <= 0) throw UserError("--budget-per-problem must be a positive number of seconds");
+  if (o.reps <= 0) throw UserError("--reps must be a positive number");
+  std::vector<int> levels = bench::parse_levels(o.levels);
+  bench::Shard shard = bench::parse_shard(o.shard);
+  std::vector<std::string> notes;
+  std::vector<bench::Problem> problems = bench::select_shard(bench::discover(o.suite, levels, &notes), shard);
+  for (const std::string& n : notes) std::cerr << "[bench] " << n << "\n";
+  std::vector<std::string> gpus = o.device == "cpu" ? std::vector<std::string>{"cpu"} : split_gpus(o.gpus);
+  if (gpus.empty()) throw UserError("--gpus: give at least one GPU index, e.g. --gpus 0 or --gpus 0,1");
+
+  fs::path out = !o.out.empty() ? fs::path(o.out) : fs::path(fs::path(o.suite).filename().string() + ".bench");
+  json settings = settings_of(o);
+  json run = open_run(out, settings, shard.text(), o.fresh);
+  std::string run_id = run["run_id"];
+  run["suite"] = o.suite, run["expected"] = problems.size();  // what `bench merge` reads
+  report::detail::write_file_atomic(out / "run.json", run.dump(2) + "\n");
+  std::string db_path = o.db.empty() ? report::ResultsDb::default_path() : o.db;
+  auto key = [&](const bench::Problem& p) { return run_id + "|" + p.id; };
+
+  // Resume: every problem this run finished before is read back — from the database, or else from
+  // DIR/results.jsonl (a task rerun on another node, with a node-local database: docs/scaling.md).
+  std::vector<std::optional<json>> rows(problems.size());
+  std::map<std::string, json> written;
+  {
+    std::ifstream jf(out / "results.jsonl");
+    for (std::string line; std::getline(jf, line);) {
+      json r = json::parse(line, nullptr, false);
+      if (r.is_object() && r.value("run_id", "") == run_id) written[r.value("problem", "")] = r;
+    }
+  }
+  size_t resumed = 0;
+  {
+    report::ResultsDb db(db_path);
+    for (size_t i = 0; i < problems.size(); ++i) {
+      std::optional<json> r = db.latest_record("bench", key(problems[i]));
+      if (auto it = written.find(problems[i].id); !r && it != written.end()) r = it->second;
+      if (r) {
+        rows[i] = *r, ++resumed;
+        std::cerr << fmt::format("[bench {}/{}] {}: done in an earlier run (resumed): {}\n", i + 1, problems.size(),
+                                 problems[i].id, progress_line(*r));
+      }
+    }
+  }
+  std::cerr << fmt::format("[bench] {} problem(s) in shard {} of {} ({} resumed); results in {}\n", problems.size(),
+                           shard.text(), o.suite, resumed, out.string());
+
+  std::mutex mu;
+  auto write_outputs = [&] {  // under mu
+    std::vector<json> done;
+    for (const auto& r : rows)
+      if (r) done.push_back(*r);
+    report::write_bench_outputs(bench_object(o.suite, settings, json::array({shard.text()}), problems.size(), done),
+                                out);
+  };
+  auto started = std::chrono::steady_clock::now();
+  std::atomic<size_t> next{0};
+  std::string start_error;
+  auto work = [&](const std::string& gpu) {
+    std::unique_ptr<worker::Supervisor> sup;
+    try {
+      report::ResultsDb db(db_path);  // one connection per thread; SQLite serialises the writers
+      for (size_t i; (i = next++) < problems.size();) {
+        if (rows[i]) continue;
+        if (!sup) sup = start_workers(o.device, {gpu});
+        const bench::Problem& p = problems[i];
+        std::cerr << fmt::format("[bench {}/{}] {}: running on {} (budget {} s)\n", i + 1, problems.size(), p.id,
+                                 o.device == "cpu" ? "the CPU" : "GPU " + gpu, o.budget_s);
+        json row;
+        try {
+          row = run_problem({o, out}, p, *sup, db, gpu);
+        } catch (const std::exception& e) {  // a bug shows in this problem's row; the run goes on
+          row = {{"format", "kernelopt-bench-row"}, {"level", p.level}, {"problem", p.id}, {"name", p.name},
+                 {"status", "error"}, {"failure", "internal"},
+                 {"reason", fmt::format("internal error: {} (please report this)", e.what())}};
+        }
+        row["versions"] = sup->hellos().at(0).value("versions", json::object());
+        row["run_id"] = run_id;
+        db.add_record("bench", key(p), row);  // one transaction: the row is durable before it counts as done
+        if (json f = sup->call({{"op", "forget_bundles"}}, std::chrono::seconds(120)); !f.value("ok", false))
+          std::cerr << "[bench] warning: the worker did not drop the finished problem's state: "
+                    << f.value("error", "?").substr(0, 200) << "\n";
+        std::lock_guard lock(mu);
+        rows[i] = row;
+        std::cerr << fmt::format("[bench {}/{}] {}: {} ({:.0f} s)\n", i + 1, problems.size(), p.id, progress_line(row),
+                                 row.value("seconds", 0.0));
+        write_outputs();
+      }
+    } catch (const std::exception& e) {  // no worker, or the database: the run cannot go on here
+      std::lock_guard lock(mu);
+      if (start_error.empty()) start_error = e.what();
+      next = problems.size();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < gpus.size(); ++t) pool.emplace_back(work, gpus[t]);
+  work(gpus[0]);
+  for (auto& t : pool) t.join();
+  if (!start_error.empty()) throw UserError(start_error);
+
+  std::lock_guard lock(mu);
+  write_outputs();
+  std::vector<json> done;
+  for (const auto& r : rows) done.push_back(*r);
+  json b = bench_object(o.suite, settings, json::array({shard.text()}), problems.size(), done);
+  std::string md = report::render_bench_markdown(b);
+  std::cout << md.substr(md.find("## Table")) << "\n";
+  std::cout << fmt::format("wrote {0}/report.md, {0}/report.html, {0}/results.jsonl\n", out.string());
+  std::cerr << fmt::format("[bench] {} problem(s) ({} resumed) in {:.0f} s\n", problems.size(), resumed,
+                           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  return 0;
+}
+
+}  // namespace kopt::cli

@@ -1,0 +1,89 @@
+// `kernelopt bench merge DIR... --out DIR`: the rows of several shard runs (each
+// DIR/run.json + DIR/results.jsonl, as copied back from wherever the shard ran)
+// combined into one table. Runs made under other settings, or a problem present in
+// two inputs, are refused: one table holds one configuration, each problem once.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/bench_problem.h"
+#include "cli/commands.h"
+#include "report/bench_report.h"
+#include "report/report.h"
+#include "util/error.h"
+
+namespace kopt::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+int bench_merge(const BenchMergeOptions& o) {
+  if (o.dirs.empty()) throw UserError("bench merge: give the shard directories to merge, e.g. bench merge out/s0 out/s1 --out out/all");
+  json settings = nullptr, shards = json::array();
+  std::string suite;
+  size_t expected = 0, count = 0;
+  std::set<size_t> indices;
+  std::map<std::string, std::string> seen;  // problem -> the directory it came from
+  std::vector<json> rows;
+  for (const std::string& d : o.dirs) {
+    fs::path dir(d);
+    std::ifstream rf(dir / "run.json");
+    if (!rf) throw UserError(fmt::format("{}: no run.json; pass directories written by `kernelopt bench --out`", d));
+    std::stringstream rs;
+    rs << rf.rdbuf();
+    json run = json::parse(rs.str(), nullptr, false);
+    if (run.is_discarded() || !run.contains("settings"))
+      throw UserError(fmt::format("{}/run.json: not a bench run file; pass directories written by `kernelopt bench`", d));
+    if (settings.is_null()) settings = run["settings"], suite = run.value("suite", "");
+    else if (run["settings"] != settings)
+      throw UserError(fmt::format("{} ran with other settings ({}) than {} ({}); merge runs of one configuration", d,
+                                  run["settings"].dump(), o.dirs.front(), settings.dump()));
+    std::string shard = run.value("shard", "0/1");
+    shards.push_back(shard);
+    size_t slash = shard.find('/');
+    indices.insert(std::stoul(shard.substr(0, slash)));
+    count = std::stoul(shard.substr(slash + 1));
+    expected += run.value("expected", 0);
+    std::ifstream jf(dir / "results.jsonl");
+    if (!jf) throw UserError(fmt::format("{}: no results.jsonl; the shard has not finished a problem yet", d));
+    size_t line_no = 0;
+    for (std::string line; std::getline(jf, line);) {
+      ++line_no;
+      if (line.empty()) continue;
+      json row = json::parse(line, nullptr, false);
+      if (row.is_discarded() || !row.is_object())
+        throw UserError(fmt::format("{}/results.jsonl:{}: not a JSON row; re-run that shard to rewrite it", d, line_no));
+      std::string id = row.value("problem", "");
+      if (auto [it, fresh] = seen.emplace(id, d); !fresh)
+        throw UserError(fmt::format("{} is in both {} and {}; merge each shard once", id, it->second, d));
+      if (row.contains("result_dir") && row["result_dir"].is_string())
+        row["result_dir"] = (dir / row["result_dir"].get<std::string>()).string();
+      rows.push_back(std::move(row));
+    }
+  }
+  std::string missing;
+  for (size_t i = 0; i < count; ++i)
+    if (!indices.count(i)) missing += fmt::format(" {}/{}", i, count);
+  if (!missing.empty())
+    std::cerr << fmt::format("[bench] warning: shard(s){} not given; the table covers part of the suite\n", missing);
+  fs::path out(o.out.empty() ? "merged.bench" : o.out);
+  fs::create_directories(out);
+  json run = {{"format", "kernelopt-bench-run"}, {"merged_from", o.dirs}, {"settings", settings},
+              {"shards", shards}, {"suite", suite}, {"expected", expected}};
+  report::detail::write_file_atomic(out / "run.json", run.dump(2) + "\n");
+  json b = bench_object(suite, settings, shards, expected, rows);
+  report::write_bench_outputs(b, out);
+  std::string md = report::render_bench_markdown(b);
+  std::cout << md.substr(md.find("## Table")) << "\n";
+  std::cout << fmt::format("merged {0} row(s) from {1} director(ies); wrote {2}/report.md, {2}/report.html, "
+                           "{2}/results.jsonl\n",
+                           rows.size(), o.dirs.size(), out.string());
+  return 0;
+}
+
+}  // namespace kopt::cli

@@ -1,0 +1,203 @@
+#include "cli/bench_problem.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "artifact/pyparse/ast.h"
+#include "bench/table.h"
+#include "util/error.h"
+#include "verify/rules.h"
+
+namespace kopt::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  if (!f) throw UserError(fmt::format("{}: cannot read the optimized module", p.string()));
+  return ss.str();
+}
+
+std::string first_line(std::string s, size_t max = 300) {
+  s = s.substr(0, s.find('\n'));
+  return s.size() > max ? s.substr(0, max) + "…" : s;
+}
+
+// The reply as a one-line reason ("timeout: ...", "OutOfMemoryError: ...").
+std::string reply_reason(const json& r) {
+  std::string why = first_line(r.value("error", "unknown error"));
+  if (r.contains("failure") && r["failure"].is_string()) why = r["failure"].get<std::string>() + ": " + why;
+  return why;
+}
+
+// Why the optimizer kept torch.compile's modules, in one line, from its report.
+std::string fallback_reason(const json& report) {
+  const json& e2e = report["module"]["end_to_end"];
+  if (e2e.is_object() && e2e.value("status", "") == "failed") return first_line(report.value("note", ""));
+  const json& kernels = report.value("kernels", json::array());
+  if (kernels.empty()) return "no Triton kernels: the model is vendor calls only";
+  std::vector<std::string> notes;
+  for (const json& k : kernels) {
+    std::string n = k.value("note", "");
+    if (!n.empty() && notes.size() < 2) notes.push_back(fmt::format("{}: {}", k.value("name", "?"), n));
+  }
+  if (notes.empty()) return first_line(report.value("note", ""));
+  std::string s = fmt::format("{}", fmt::join(notes, "; "));
+  if (kernels.size() > notes.size()) s += fmt::format(" (+{} more kernel(s))", kernels.size() - notes.size());
+  return first_line(s, 400);
+}
+
+json times_entry(const json& t) {
+  json e = json::object();
+  for (const char* k : {"device_ms", "wall_ms", "kernel_ms", "triton_ms", "vendor_ms", "kernels_per_call"})
+    if (t.contains(k)) e[k] = t[k];
+  return e;
+}
+
+}  // namespace
+
+std::string failure_kind(const std::string& message) {
+  std::string m = lower(message);
+  if (m.find("out of memory") != std::string::npos || m.find("outofmemory") != std::string::npos) return "oom";
+  if (m.find("fails to import") != std::string::npos || m.find("cannot import") != std::string::npos ||
+      m.find(" lacks ") != std::string::npos || m.find("building the problem failed") != std::string::npos)
+    return "import";
+  if (m.find("torch.compile failed") != std::string::npos || m.find("fell back to eager") != std::string::npos ||
+      m.find("capturing") != std::string::npos)
+    return "compile";
+  if (m.find("timeout") != std::string::npos || m.find("timed out") != std::string::npos) return "timeout";
+  if (m.find("crashed") != std::string::npos) return "crash";
+  if (m.find("captured with torch.compile on a gpu") != std::string::npos) return "needs_gpu";
+  return "error";
+}
+
+json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervisor& sup, report::ResultsDb& db,
+                 const std::string& gpu) {
+  const BenchOptions& o = c.options;
+  auto t0 = std::chrono::steady_clock::now();
+  std::string rel = p.bundle ? p.id : p.id.substr(0, p.id.size() - 3);  // without ".py"
+  fs::path result = c.out / "problems" / rel;
+  json row = {{"format", "kernelopt-bench-row"}, {"level", p.level},       {"problem", p.id},
+              {"name", p.name},                  {"input", p.bundle ? "bundle" : "problem"},
+              {"status", "error"},               {"reason", ""},           {"failure", nullptr},
+              {"correct", nullptr},              {"matches_eager", nullptr}, {"measured", false},
+              {"eager", nullptr},                {"compiled", nullptr},    {"optimized", nullptr},
+              {"speedup", nullptr},              {"wall_speedup", nullptr}, {"host_bound", nullptr},
+              {"kernels", 0},                    {"accepted_count", 0},    {"accepted", json::array()},
+              {"vendor_share", nullptr},         {"result_dir", fs::path("problems") / rel}, {"gpu", nullptr}};
+  auto finish = [&](json& r) -> json& {
+    r["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  };
+  auto fail = [&](const std::string& why) -> json {
+    // An error row has no result to count: neither correct nor measured (docs/bench.md).
+    row["status"] = "error", row["reason"] = first_line(why, 400), row["failure"] = failure_kind(why);
+    row["correct"] = nullptr, row["matches_eager"] = nullptr, row["measured"] = false;
+    return finish(row);
+  };
+
+  // 1. The main job.
+  OptimizeOptions oo;
+  oo.target = p.path, oo.out = result.string(), oo.device = o.device, oo.gpus = gpu, oo.agents = o.agents;
+  oo.budget_s = o.budget_s, oo.timeout_s = o.timeout_s, oo.mode = o.mode, oo.quiet = !o.verbose;
+  json report;
+  std::string opt_error;
+  try {
+    report = run_optimize(oo, db, &sup);
+  } catch (const UserError& e) {
+    opt_error = e.what();
+  } catch (const py::ParseError& e) {
+    opt_error = e.what();
+  } catch (const std::exception& e) {
+    opt_error = fmt::format("internal error: {}", e.what());
+  }
+  std::string bundle;
+  if (report.is_object()) bundle = report.value("bundle", "");
+  else if (p.bundle) bundle = p.path;
+  else if (fs::is_regular_file(result / "bundle" / "meta.json")) bundle = (result / "bundle").string();
+  if (bundle.empty()) return fail(opt_error);  // never captured: nothing to measure against
+
+  // 2. The result's modules: the optimized ones, or (fallback) the bundle's own.
+  bool changed = report.is_object() && report["module"].value("changed", false);
+  json sources = json::array();
+  if (report.is_object()) {
+    row["kernels"] = report["kernels"].size();
+    for (const json& k : report["kernels"])
+      if (k.value("accepted", false) && changed)
+        row["accepted"].push_back(fmt::format("{}: {}", k.value("name", "?"), k.value("chosen", "?")));
+    row["accepted_count"] = row["accepted"].size();
+  }
+  try {
+    json meta = json::parse(read_text(fs::path(bundle) / "meta.json"));
+    for (const json& g : meta["graphs"])
+      sources.push_back(read_text((changed ? result : fs::path(bundle)) / g["module"].get<std::string>()));
+  } catch (const std::exception& e) {
+    return fail(opt_error.empty() ? std::string(e.what()) : opt_error);
+  }
+  auto timeout = std::chrono::seconds(o.timeout_s);
+
+  // 3. Correct? The final model against torch.compile's (G3's rule, docs/gates.md) and against eager.
+  verify::CascadeOptions co;
+  json rm = sup.call({{"op", "run_module"}, {"bundle", bundle}, {"sources", sources}, {"tolerances", co.tol.to_json()}},
+                     timeout);
+  if (!verify::failed_reply(rm) && !rm["vs_baseline"].value("ok", false))
+    rm = sup.call({{"op", "run_module"}, {"bundle", bundle}, {"sources", sources}, {"fp64", true},
+                   {"tolerances", co.tol.to_json()}},
+                  timeout);
+  if (verify::failed_reply(rm))
+    return fail(opt_error.empty() ? "the result did not run: " + reply_reason(rm) : opt_error);
+  // Within tolerance of torch.compile's output, or else (the fp64 reply) no less accurate than it.
+  row["correct"] = rm["vs_baseline"].value("ok", false) || verify::model_verdict(rm, co).passed;
+  row["matches_eager"] = rm["vs_eager"].value("ok", false);
+
+  // 4. Times, side by side in one process (GPU only).
+  json treq = {{"op", "bench_times"}, {"bundle", bundle}, {"reps", o.reps}};
+  if (changed) treq["sources"] = sources;
+  json t = sup.call(treq, timeout);
+  if (verify::failed_reply(t)) return fail(opt_error.empty() ? "timing failed: " + reply_reason(t) : opt_error);
+  if (t.value("measured", false)) {
+    row["measured"] = true;
+    row["eager"] = times_entry(t["eager"]);
+    row["compiled"] = times_entry(t["compiled"]);
+    // A fallback runs torch.compile's own modules: the same numbers, speedup exactly 1.
+    row["optimized"] = times_entry(changed ? t["optimized"] : t["compiled"]);
+    const json &cm = row["compiled"], &op = row["optimized"];
+    row["speedup"] = changed ? cm["device_ms"].get<double>() / op["device_ms"].get<double>() : 1.0;
+    row["wall_speedup"] = changed ? cm["wall_ms"].get<double>() / op["wall_ms"].get<double>() : 1.0;
+    double k = cm.value("kernel_ms", 0.0);
+    row["host_bound"] = cm["wall_ms"].get<double>() > bench::kHostBound * k;
+    if (k > 0) row["vendor_share"] = cm.value("vendor_ms", 0.0) / k;
+    if (auto& h = sup.hellos().at(0); h.contains("gpu") && h["gpu"].is_object()) row["gpu"] = h["gpu"].value("name", "");
+  }
+  if (!opt_error.empty()) {
+    row["status"] = "fallback", row["reason"] = first_line("the optimizer failed: " + opt_error, 400);
+    row["failure"] = failure_kind(opt_error);
+  } else if (changed) {
+    row["status"] = "optimized";
+  } else {
+    row["status"] = "fallback", row["reason"] = fallback_reason(report);
+  }
+  if (row["host_bound"] == true) {
+    std::string note = fmt::format("host overhead dominates: a torch.compile call takes {:.4f} ms wall, its kernels "
+                                   "{:.4f} ms",
+                                   row["compiled"]["wall_ms"].get<double>(), row["compiled"]["kernel_ms"].get<double>());
+    row["reason"] = row["reason"].get<std::string>().empty() ? note : row["reason"].get<std::string>() + "; " + note;
+  }
+  return finish(row);
+}
+
+}  // namespace kopt::cli

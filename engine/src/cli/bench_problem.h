@@ -1,0 +1,38 @@
+// One problem of a suite run: the main job (run_optimize on the worker pool), then
+// the result judged and timed by the bench itself, side by side with eager and
+// torch.compile in one worker (docs/bench.md). Whatever fails becomes the row's
+// status and reason; nothing here throws for a problem's own failure.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/suite.h"
+#include "cli/commands.h"
+#include "report/results_db.h"
+#include "worker/supervisor.h"
+
+namespace kopt::cli {
+
+struct BenchContext {
+  const BenchOptions& options;
+  std::filesystem::path out;  // the run directory
+};
+
+// The row (results.jsonl's format, docs/bench.md) for problem `p`, run on `sup` (one worker on
+// GPU `gpu`, or the CPU worker). The job's result directory is OUT/problems/<id without .py>.
+nlohmann::json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervisor& sup,
+                           report::ResultsDb& db, const std::string& gpu);
+
+// The object the bench reports render (report/bench_report.h): rows sorted by level and id, the
+// per-level table, and what the run was (suite, settings, shards, how many problems it selected).
+nlohmann::json bench_object(const std::string& suite, const nlohmann::json& settings, const nlohmann::json& shards,
+                            size_t expected, std::vector<nlohmann::json> rows);
+
+// A failure's kind from its message: import, compile, oom, timeout, crash, needs_gpu or error.
+std::string failure_kind(const std::string& message);
+
+}  // namespace kopt::cli

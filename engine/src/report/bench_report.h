@@ -1,0 +1,29 @@
+// The suite runner's outputs (docs/bench.md): results.jsonl (one row per problem),
+// report.md and report.html (self-contained: the per-level table, the speedup
+// distribution as an inline SVG chart, the per-problem rows in a sortable table).
+//
+// The object rendered (format "kernelopt-bench"): suite, device,
+// performance_measured, gpu, versions, settings, shards, expected (problems in the
+// selection), levels (bench::summarize of the rows), rows. Renderers are pure
+// functions of it and never throw on its content; nothing measured (CPU mode) shows
+// as "not measured", never as a speedup. The tables hold no clock value, so the same
+// rows give the same tables (a resumed or merged run can be compared line by line).
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace kopt::report {
+
+std::string render_bench_markdown(const nlohmann::json& bench);
+std::string render_bench_html(const nlohmann::json& bench);
+
+// "NVIDIA H200 (torch … · triton …) · budget 60 s per problem · … · 31 of 31 problems".
+std::string bench_setup_line(const nlohmann::json& bench);
+
+// DIR/results.jsonl, DIR/report.md, DIR/report.html, each written whole and renamed into place.
+void write_bench_outputs(const nlohmann::json& bench, const std::filesystem::path& dir);
+
+}  // namespace kopt::report

@@ -1,0 +1,145 @@
+// The suite runner's pure parts: level and shard parsing, discovery order,
+// the round-robin split (shards are disjoint and cover the suite), the table's
+// statistics on rows with known speedups (geomean with fallbacks at 1.0,
+// optimized-only geomean, fast_p counting only correct rows, errors excluded
+// from speedups but counted in N), and the renderers (a measured run draws the
+// speedup distribution; a CPU run shows "not measured", never a speedup).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "bench/suite.h"
+#include "bench/table.h"
+#include "report/bench_report.h"
+#include "util/error.h"
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+namespace b = kopt::bench;
+
+namespace {
+
+json row(int level, const std::string& id, const std::string& status, json speedup, json correct) {
+  return {{"level", level}, {"problem", id}, {"status", status}, {"speedup", speedup}, {"wall_speedup", speedup},
+          {"correct", correct}, {"measured", !speedup.is_null()}, {"host_bound", false},
+          {"compiled", {{"device_ms", 1.0}, {"wall_ms", 1.2}, {"kernel_ms", 0.9}}},
+          {"optimized", {{"device_ms", 0.5}, {"wall_ms", 0.7}, {"kernel_ms", 0.45}}},
+          {"kernels", 2}, {"accepted_count", 1}, {"accepted", {"k0: c3"}}, {"reason", ""}};
+}
+
+}  // namespace
+
+TEST(BenchSuite, ParsesLevelsAndShards) {
+  EXPECT_EQ(b::parse_levels("3,1,1"), (std::vector<int>{1, 3}));
+  EXPECT_THROW(b::parse_levels("1,,2"), kopt::UserError);
+  EXPECT_THROW(b::parse_levels("0"), kopt::UserError);
+  auto s = b::parse_shard("2/5");
+  EXPECT_EQ(s.index, 2u);
+  EXPECT_EQ(s.count, 5u);
+  EXPECT_EQ(s.text(), "2/5");
+  EXPECT_EQ(b::parse_shard("").text(), "0/1");
+  for (const char* bad : {"5/5", "1", "a/2", "1/0", "-1/2"}) EXPECT_THROW(b::parse_shard(bad), kopt::UserError) << bad;
+}
+
+TEST(BenchSuite, DiscoversProblemsAndBundlesInOrderAndShardsCoverThemOnce) {
+  fs::path root = fs::temp_directory_path() / "kopt_bench_suite_test";
+  fs::remove_all(root);
+  fs::create_directories(root / "level1" / "bundle_a");
+  fs::create_directories(root / "level1" / "not_a_bundle");
+  fs::create_directories(root / "level2");
+  std::ofstream(root / "level1" / "bundle_a" / "meta.json") << "{}";
+  for (const char* f : {"level1/z.py", "level1/a.py", "level1/_helper.py", "level1/notes.txt", "level2/m.py"})
+    std::ofstream(root / f) << "x = 1\n";
+  std::vector<std::string> notes;
+  auto all = b::discover(root.string(), {1, 2, 3}, &notes);
+  std::vector<std::string> ids;
+  for (const auto& p : all) ids.push_back(p.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"level1/a.py", "level1/bundle_a", "level1/z.py", "level2/m.py"}));
+  EXPECT_TRUE(all[1].bundle);
+  EXPECT_EQ(all[1].name, "bundle_a");
+  EXPECT_EQ(all[0].name, "a");
+  ASSERT_EQ(notes.size(), 1u);  // level3 is missing
+  EXPECT_NE(notes[0].find("level3"), std::string::npos);
+
+  std::multiset<std::string> seen;
+  for (size_t i = 0; i < 3; ++i)
+    for (const auto& p : b::select_shard(all, {i, 3})) seen.insert(p.id);
+  EXPECT_EQ(seen, std::multiset<std::string>(ids.begin(), ids.end()));
+  EXPECT_EQ(b::select_shard(all, {0, 3}).size(), 2u);
+
+  EXPECT_THROW(b::discover(root.string(), {3}, nullptr), kopt::UserError);
+  EXPECT_THROW(b::discover((root / "missing").string(), {1}, nullptr), kopt::UserError);
+  fs::remove_all(root);
+}
+
+TEST(BenchTable, GeomeanFastPAndCorrectness) {
+  std::vector<json> rows = {
+      row(1, "level1/a.py", "optimized", 2.0, true),   // fast at every p up to 1.5, not 2.0 (strict)
+      row(1, "level1/b.py", "optimized", 1.25, true),
+      row(1, "level1/c.py", "fallback", 1.0, true),    // counts 1.0 in the geomean, never "fast"
+      row(1, "level1/d.py", "optimized", 4.0, false),  // wrong: in the geomean (it was measured) but never fast
+      row(1, "level1/e.py", "error", nullptr, nullptr),
+      row(2, "level2/f.py", "optimized", 1.1, true),
+  };
+  json t = b::summarize(rows);
+  ASSERT_EQ(t.size(), 3u);  // level 1, level 2, all
+  const json& l1 = t[0];
+  EXPECT_EQ(l1["level"], "1");
+  EXPECT_EQ(l1["problems"], 5);
+  EXPECT_EQ(l1["optimized"], 3);
+  EXPECT_EQ(l1["fallback"], 1);
+  EXPECT_EQ(l1["errors"], 1);
+  EXPECT_EQ(l1["correct"], 3);
+  EXPECT_DOUBLE_EQ(l1["correct_rate"].get<double>(), 0.6);
+  EXPECT_EQ(l1["geomean_n"], 4);
+  EXPECT_NEAR(l1["geomean"].get<double>(), std::pow(2.0 * 1.25 * 1.0 * 4.0, 0.25), 1e-12);
+  EXPECT_EQ(l1["optimized_n"], 3);
+  EXPECT_NEAR(l1["geomean_optimized"].get<double>(), std::pow(2.0 * 1.25 * 4.0, 1.0 / 3), 1e-12);
+  EXPECT_DOUBLE_EQ(l1["fast_p"]["1.0"].get<double>(), 2.0 / 5);
+  EXPECT_DOUBLE_EQ(l1["fast_p"]["1.03"].get<double>(), 2.0 / 5);
+  EXPECT_DOUBLE_EQ(l1["fast_p"]["1.5"].get<double>(), 1.0 / 5);
+  EXPECT_DOUBLE_EQ(l1["fast_p"]["2.0"].get<double>(), 0.0);
+  EXPECT_EQ(t[2]["level"], "all");
+  EXPECT_EQ(t[2]["problems"], 6);
+}
+
+TEST(BenchTable, UnmeasuredRowsGiveNoSpeedups) {
+  std::vector<json> rows = {row(1, "level1/a", "optimized", nullptr, true), row(1, "level1/b", "fallback", nullptr, true)};
+  json t = b::summarize(rows);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_FALSE(t[0]["measured"].get<bool>());
+  EXPECT_TRUE(t[0]["geomean"].is_null());
+  EXPECT_TRUE(t[0]["fast_p"]["1.0"].is_null());
+  EXPECT_DOUBLE_EQ(t[0]["correct_rate"].get<double>(), 1.0);
+}
+
+TEST(BenchReport, MeasuredRunDrawsTheDistributionCpuRunClaimsNothing) {
+  std::vector<json> rows = {row(1, "level1/a.py", "optimized", 1.6, true), row(1, "level1/b.py", "fallback", 1.0, true),
+                            row(1, "level1/<x>.py", "error", nullptr, nullptr)};
+  rows[2]["reason"] = "problem file fails to import: <script>alert(1)</script> | pipe";
+  json bench = {{"suite", "s"}, {"device", "cuda"}, {"performance_measured", true}, {"gpu", "NVIDIA H200"},
+                {"settings", {{"budget_s", 30}, {"agents", "builtin"}}}, {"shards", {"0/1"}}, {"expected", 3},
+                {"levels", b::summarize(rows)}, {"rows", rows}};
+  std::string html = kopt::report::render_bench_html(bench);
+  EXPECT_NE(html.find("id=\"dist-1\""), std::string::npos);
+  EXPECT_NE(html.find("<rect class=\"bar"), std::string::npos);
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);  // escaped
+  EXPECT_NE(html.find("1.60×"), std::string::npos);
+  std::string md = kopt::report::render_bench_markdown(bench);
+  EXPECT_NE(md.find("\\| pipe"), std::string::npos);  // a pipe in a reason cannot break the table
+  EXPECT_NE(md.find("| 1 | 3 | 1 | 1 | 1 | 67% |"), std::string::npos);
+
+  bench["device"] = "cpu", bench["performance_measured"] = false;
+  for (json& r : bench["rows"]) r["speedup"] = nullptr, r["measured"] = false;
+  bench["levels"] = b::summarize(bench["rows"].get<std::vector<json>>());
+  html = kopt::report::render_bench_html(bench);
+  md = kopt::report::render_bench_markdown(bench);
+  EXPECT_EQ(html.find("<rect class=\"bar"), std::string::npos);
+  // The only "×" left is the legend's "counts 1.0×": no speedup is shown as measured.
+  EXPECT_EQ(md.find("×"), md.find("1.0×") + 3);
+  EXPECT_EQ(md.find("×", md.find("×") + 1), std::string::npos);
+  EXPECT_NE(md.find("Performance not measured (CPU mode)"), std::string::npos);
+}

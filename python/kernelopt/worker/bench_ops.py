@@ -1,0 +1,145 @@
+"""Worker operations of the suite runner (`kernelopt bench`, docs/bench.md):
+`bench_times` measures one problem three ways side by side in this process —
+eager, torch.compile (the bundle's Inductor modules) and the optimized modules —
+and `forget_bundles` drops what earlier problems left in the worker.
+
+Fair timing: torch.compile and the optimized model are one compiled model whose
+graphs switch module set between repetitions (gpu_ops._Switch, as the end-to-end
+gate does), so both go through the same Dynamo guards, AOT wrapper, argument
+building and synchronization; a speedup can never be overhead removed from one
+side only. Eager is the model's own forward, the reference users compare with.
+
+Three numbers per call, each the median or mean over `reps` calls
+(docs/bench.md, "How times are measured"):
+- `device_ms`: CUDA events around the call with the host's enqueue hidden behind
+  a calibrated spin and L2 flushed first (timing.time_interleaved's `event`
+  time) — the GPU's time for one call, gaps between kernels included.
+- `kernel_ms`: the sum of the call's kernel durations as CUPTI records them
+  (torch.profiler), calls back to back; split into Triton and vendor kernels.
+- `wall_ms`: host time from the call to the end of a device-wide synchronize,
+  the device idle before it — what one call costs a user's loop.
+When wall_ms is much larger than kernel_ms the host (Python, guards, launches)
+dominates; the engine marks such rows rather than count a device-time gain as a
+user-visible one.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+from collections import defaultdict
+
+import torch
+
+from . import timing
+from .bundle_ops import _bundles, _candidates, _stitched_modules, get_bundle, model_runner
+from .bundle_runner import rebuild_problem
+from .gpu_ops import _Switch
+from .protocol import op
+
+
+def _wall_times(fns, prepare, reps: int) -> list[float]:
+    """Median host wall time of each fn, interleaved; the device is idle when each call starts."""
+    out = [[] for _ in fns]
+    for _ in range(reps):
+        for i, fn in enumerate(fns):
+            prepare[i]()
+            torch.cuda.synchronize()
+            t = time.perf_counter()
+            fn()
+            torch.cuda.synchronize()
+            out[i].append((time.perf_counter() - t) * 1e3)
+    return [statistics.median(xs) for xs in out]
+
+
+def _kernel_times(fn, prepare, reps: int, triton_names: set[str]) -> dict:
+    """Per call: the sum of kernel durations (CUPTI through torch.profiler), Triton vs vendor."""
+    from torch.profiler import ProfilerActivity, profile
+
+    prepare()
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    return sum_kernels(prof.events(), reps, triton_names)
+
+
+def sum_kernels(events, reps: int, triton_names: set[str]) -> dict:
+    """Per call, from profiler events: every CUDA kernel's duration summed, Triton (by name) vs the rest."""
+    per_name: dict[str, float] = defaultdict(float)
+    launches = 0
+    for evt in events:
+        if evt.device_type == torch.autograd.DeviceType.CUDA:
+            us = evt.time_range.elapsed_us()
+            if us > 0:
+                per_name[evt.name] += us / 1000.0
+                launches += 1
+    triton = sum(ms for name, ms in per_name.items() if name in triton_names) / reps
+    total = sum(per_name.values()) / reps
+    return {"kernel_ms": total, "triton_ms": triton, "vendor_ms": total - triton, "kernels_per_call": launches / reps}
+
+
+@op("bench_times")
+def bench_times(req: dict) -> dict:
+    """Eager, torch.compile and optimized (`sources`: one module text per graph; absent or equal to
+    the baseline's: no optimized entry), timed side by side. CPU mode: `measured: false`."""
+    state = get_bundle(req)
+    if state.device != "cuda":
+        return {"measured": False, "reason": "CPU mode: times are not measured"}
+    return side_by_side(state, req)
+
+
+def side_by_side(state, req: dict) -> dict:
+    """bench_times' measurement (CUDA); separate so its plumbing can be exercised with a stand-in timer."""
+    reps = int(req.get("reps", 30))
+    changed = "sources" in req and any(s is not None and s != b for s, b in zip(req["sources"], state.sources))
+    optimized = _stitched_modules(state, req) if changed else list(state.modules)
+    switches = [_Switch([base, new]) for base, new in zip(state.modules, optimized)]
+    compiled = model_runner(state, switches)
+    model, inputs = rebuild_problem(state.dir, state.device)
+
+    def eager():
+        with torch.no_grad():
+            return model(*inputs)
+
+    def select(which: int):
+        def prepare():  # outside every timed region
+            for s in switches:
+                s.current = which
+        return prepare
+
+    names = ["eager", "compiled"] + (["optimized"] if changed else [])
+    fns = [eager, compiled] + ([compiled] if changed else [])
+    prepare = [lambda: None, select(0)] + ([select(1)] if changed else [])
+    for fn, prep in zip(fns, prepare):  # the first call compiles (Dynamo, AOT): not part of any warm-up
+        prep()
+        fn()
+    torch.cuda.synchronize()
+    device = timing.time_interleaved(fns, reps=reps, prepare=prepare)
+    wall = _wall_times(fns, prepare, reps)
+    triton_sets = [set(), {n for m in state.modules for n in m.__kernel_vars__.values()},
+                   {n for m in optimized for n in m.__kernel_vars__.values()}]
+    out = {"measured": True, "reps": reps}
+    for i, name in enumerate(names):
+        entry = {"device_ms": device[i]["median_ms"], "device": device[i], "wall_ms": wall[i]}
+        entry.update(_kernel_times(fns[i], prepare[i], reps, triton_sets[i]))
+        out[name] = entry
+    return out
+
+
+@op("forget_bundles")
+def forget_bundles(req: dict) -> dict:
+    """Drops every loaded bundle, compiled candidate and Dynamo cache entry, and returns cached GPU
+    memory: one worker serves a whole suite, and one problem's tensors must not crowd the next."""
+    n = len(_bundles)
+    _bundles.clear()
+    _candidates.clear()
+    torch._dynamo.reset()
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    return {"forgotten": n}

@@ -1,0 +1,255 @@
+"""`kernelopt bench` in CPU mode (docs/bench.md): a tiny suite of corpus bundles
+(copied into a temporary suite, plus one bundle whose problem raises on import
+and one problem file, which CPU mode cannot capture) runs through the suite
+runner; the table and report.md/html/results.jsonl come out; a run killed with
+SIGKILL after its first problem resumes without redoing it and ends with the
+same table; two shards merged give the unsharded table.
+
+All runs share one results database, so the search cache makes every run after
+the first cheap (the file stays within its CPU-time budget).
+"""
+
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import json  # noqa: E402
+import shutil  # noqa: E402
+import signal  # noqa: E402
+import sqlite3  # noqa: E402
+import subprocess  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "corpus"
+PROBLEMS = ["level1/gelu_scale", "level1/matmul", "level1/softmax_lastdim.py", "level2/broken", "level2/softmax_lastdim"]
+
+
+def bench(kernelopt_bin, *args, timeout=600):
+    return subprocess.run([kernelopt_bin, "bench", *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+def table_lines(md: str) -> list[str]:
+    """The level table and the problem rows of report.md (everything that is a table line)."""
+    return [line for line in md.splitlines() if line.startswith("|")]
+
+
+def bench_records(db: Path, run_dir: Path) -> int:
+    run_id = json.loads((run_dir / "run.json").read_text())["run_id"]
+    with sqlite3.connect(db) as c:
+        return c.execute("SELECT COUNT(*) FROM records WHERE kind = 'bench' AND key LIKE ?", (run_id + "|%",)).fetchone()[0]
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bench")
+    s = root / "suite"
+    (s / "level1").mkdir(parents=True)
+    (s / "level2").mkdir()
+    for name, level in [("gelu_scale", 1), ("matmul", 1), ("softmax_lastdim", 2)]:
+        shutil.copytree(CORPUS / name, s / f"level{level}" / name)
+    # A bundle whose problem fails to import: the worker cannot rebuild its model.
+    shutil.copytree(CORPUS / "matmul", s / "level2" / "broken")
+    with open(s / "level2" / "broken" / "problem.py", "a") as f:
+        f.write('\nraise RuntimeError("this problem is broken on purpose")\n')
+    shutil.copy(ROOT / "examples/problems/softmax_lastdim.py", s / "level1" / "softmax_lastdim.py")
+    (s / "level1" / "README.txt").write_text("not a problem\n")
+    return {"suite": s, "db": root / "results.db", "root": root}
+
+
+@pytest.fixture(scope="module")
+def full_run(kernelopt_bin, suite):
+    out = suite["root"] / "full"
+    r = bench(kernelopt_bin, suite["suite"], "--device", "cpu", "--out", out, "--db", suite["db"],
+              "--budget-per-problem", 60)
+    assert r.returncode == 0, r.stderr
+    return {"out": out, "result": r}
+
+
+def test_bench_writes_the_table_and_reports(full_run, suite):
+    out, r = full_run["out"], full_run["result"]
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    by = {row["problem"]: row for row in rows}
+    assert sorted(by) == PROBLEMS
+    assert by["level1/gelu_scale"]["status"] == "optimized" and by["level1/gelu_scale"]["correct"] is True
+    assert by["level1/gelu_scale"]["accepted_count"] == 1 and by["level1/gelu_scale"]["kernels"] == 1
+    assert by["level1/matmul"]["status"] == "fallback" and "no Triton kernels" in by["level1/matmul"]["reason"]
+    assert by["level2/softmax_lastdim"]["status"] == "optimized" and by["level2/softmax_lastdim"]["matches_eager"]
+    # CPU mode: nothing is timed and no speedup is claimed.
+    assert all(row["measured"] is False and row["speedup"] is None and row["compiled"] is None for row in rows)
+    # The optimized problem's result directory is a loadable bundle with the replaced kernel.
+    result = out / by["level1/gelu_scale"]["result_dir"]
+    assert (result / "report.json").is_file()
+    assert (result / "module_0.py").read_text() != (result / "baseline/module_0.py").read_text()
+
+    md = (out / "report.md").read_text()
+    assert "Performance not measured (CPU mode)" in md
+    level1 = next(line for line in table_lines(md) if line.startswith("| 1 |"))
+    assert level1.startswith("| 1 | 3 | 1 | 1 | 1 | 67% | not measured |"), level1
+    assert "| all | 5 | 2 | 1 | 2 | 60% |" in md
+    assert md[md.index("## Table"):] in r.stdout  # the same table on stdout
+
+    html = (out / "report.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and 'data-performance-measured="false"' in html
+    assert 'class="sortable" id="problems"' in html and "level2/broken" in html
+    assert "http://" not in html and "https://" not in html and " src=" not in html  # self-contained
+
+
+def test_a_broken_problem_is_a_row_with_its_reason(full_run):
+    rows = {json.loads(line)["problem"]: json.loads(line) for line in (full_run["out"] / "results.jsonl").read_text().splitlines()}
+    broken = rows["level2/broken"]
+    assert broken["status"] == "error" and broken["correct"] is None
+    assert "broken on purpose" in broken["reason"]
+    py = rows["level1/softmax_lastdim.py"]
+    assert py["status"] == "error" and py["failure"] == "needs_gpu" and "GPU" in py["reason"]
+    # The run went on past both: every later problem has its row.
+    assert rows["level2/softmax_lastdim"]["status"] == "optimized"
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            kids.append(int(stat.parent.name))
+    return kids
+
+
+def test_a_killed_run_resumes_where_it_stopped(kernelopt_bin, suite, full_run):
+    out = suite["root"] / "killed"
+    cmd = [kernelopt_bin, "bench", str(suite["suite"]), "--device", "cpu", "--out", str(out), "--db", str(suite["db"]),
+           "--budget-per-problem", "60"]
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    finished = 0
+    try:
+        for line in p.stderr:
+            if line.startswith("[bench 1/5] level1/gelu_scale: optimized"):
+                finished = 1
+                break
+    finally:
+        kids = _children(p.pid)
+        p.send_signal(signal.SIGKILL)  # as a crash or an OOM killer would
+        p.wait()
+        for k in kids:  # the workers it started
+            try:
+                os.kill(k, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    assert finished == 1
+    done_before = bench_records(suite["db"], out)
+    assert 1 <= done_before < len(PROBLEMS)
+    assert not (out / "results.jsonl").read_text() == ""  # the partial report shows what was finished
+
+    r = bench(kernelopt_bin, suite["suite"], "--device", "cpu", "--out", out, "--db", suite["db"],
+              "--budget-per-problem", 60)
+    assert r.returncode == 0, r.stderr
+    resumed = [line for line in r.stderr.splitlines() if "done in an earlier run (resumed)" in line]
+    ran = [line for line in r.stderr.splitlines() if ": running on" in line]
+    assert len(resumed) == done_before and "level1/gelu_scale" in resumed[0]
+    assert len(ran) == len(PROBLEMS) - done_before and not any("level1/gelu_scale" in line for line in ran)
+    assert bench_records(suite["db"], out) == len(PROBLEMS)  # nothing recorded twice
+    assert table_lines((out / "report.md").read_text()) == table_lines((full_run["out"] / "report.md").read_text())
+
+    # Rerun elsewhere (another, empty database): the rows come back from results.jsonl; nothing runs.
+    r = bench(kernelopt_bin, suite["suite"], "--device", "cpu", "--out", out, "--db", suite["root"] / "other.db",
+              "--budget-per-problem", 60)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("(resumed)") == len(PROBLEMS) and ": running on" not in r.stderr
+    assert table_lines((out / "report.md").read_text()) == table_lines((full_run["out"] / "report.md").read_text())
+
+    # The run directory holds rows made under its settings only.
+    r = bench(kernelopt_bin, suite["suite"], "--device", "cpu", "--out", out, "--db", suite["db"],
+              "--budget-per-problem", 5)
+    assert r.returncode == 2 and "other settings" in r.stderr and "--fresh" in r.stderr
+
+
+def test_two_shards_merged_give_the_unsharded_table(kernelopt_bin, suite, full_run):
+    root = suite["root"]
+    for i in (0, 1):
+        r = bench(kernelopt_bin, suite["suite"], "--device", "cpu", "--out", root / f"shard{i}", "--db", suite["db"],
+                  "--budget-per-problem", 60, "--shard", f"{i}/2")
+        assert r.returncode == 0, r.stderr
+    n0 = len((root / "shard0/results.jsonl").read_text().splitlines())
+    n1 = len((root / "shard1/results.jsonl").read_text().splitlines())
+    assert (n0, n1) == (3, 2)  # round-robin over the sorted list
+    r = bench(kernelopt_bin, "merge", root / "shard0", root / "shard1", "--out", root / "merged")
+    assert r.returncode == 0, r.stderr
+    assert table_lines((root / "merged/report.md").read_text()) == table_lines((full_run["out"] / "report.md").read_text())
+    assert "merged 5 row(s) from 2" in r.stdout
+
+    # A shard given twice would count its problems twice: refused, naming the fix.
+    r = bench(kernelopt_bin, "merge", root / "shard0", root / "shard0", "--out", root / "bad")
+    assert r.returncode == 2 and "merge each shard once" in r.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["/nonexistent/suite"], "not a directory"),
+    (["SUITE", "--shard", "2/2"], "0 <= I < N"),
+    (["SUITE", "--levels", "x"], "--levels"),
+    (["SUITE", "--levels", "3"], "no problems in level3/"),
+])
+def test_bad_input_is_one_line_naming_the_fix(kernelopt_bin, suite, tmp_path, args, message):
+    args = [str(suite["suite"]) if a == "SUITE" else a for a in args]
+    r = bench(kernelopt_bin, *args, "--device", "cpu", "--out", tmp_path / "out", "--db", tmp_path / "db", timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert message in r.stderr and r.stderr.count("\n") <= 2, r.stderr
+
+
+def test_worker_bench_ops(monkeypatch):
+    """bench_times answers "not measured" in CPU mode; its side-by-side plumbing (one compiled model for
+    torch.compile and optimized, eager apart) runs here with a stand-in for the CUDA timer; forget_bundles
+    empties the worker."""
+    from kernelopt.worker import bench_ops, bundle_ops
+
+    monkeypatch.setenv("KERNELOPT_DEVICE", "cpu")
+    bundle = str(CORPUS / "gelu_scale")
+    r = bench_ops.bench_times({"bundle": bundle})
+    assert r == {"measured": False, "reason": "CPU mode: times are not measured"}
+
+    state = bundle_ops.get_bundle({"bundle": bundle})
+    seen = {}
+
+    def fake_interleaved(fns, reps, prepare):
+        if len(fns) == 3:
+            seen["same_path"] = fns[1] is fns[2]  # torch.compile and optimized: one compiled callable
+        outs = []
+        for fn, prep in zip(fns, prepare):
+            prep()
+            outs.append(fn())
+        seen.setdefault("outs", outs)
+        return [{"median_ms": float(i + 1)} for i in range(len(fns))]
+
+    monkeypatch.setattr(bench_ops.timing, "time_interleaved", fake_interleaved)
+    monkeypatch.setattr(bench_ops.torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(bench_ops, "_kernel_times", lambda fn, prep, reps, names: {"kernel_ms": 0.5, "triton_names": sorted(names)})
+    changed = state.sources[0] + "\n# a changed module\n"
+    r = bench_ops.side_by_side(state, {"sources": [changed], "reps": 1})
+    assert seen["same_path"] and set(r) >= {"eager", "compiled", "optimized"}
+    assert [r[k]["device_ms"] for k in ("eager", "compiled", "optimized")] == [1.0, 2.0, 3.0]
+    assert r["compiled"]["triton_names"] == ["triton_poi_fused_add_gelu_mul_0"] and r["eager"]["triton_names"] == []
+    eager, compiled, optimized = seen["outs"]
+    assert bench_ops.torch.allclose(compiled, eager, atol=1e-4) and bench_ops.torch.equal(compiled, optimized)
+    r = bench_ops.side_by_side(state, {"sources": [state.sources[0]], "reps": 1})
+    assert "optimized" not in r  # the baseline's own text: nothing to compare
+
+    assert bench_ops.forget_bundles({})["forgotten"] >= 1 and not bundle_ops._bundles
+
+
+def test_kernel_sums_split_triton_from_vendor():
+    from types import SimpleNamespace as NS
+
+    from kernelopt.worker import bench_ops
+
+    cuda, cpu = bench_ops.torch.autograd.DeviceType.CUDA, bench_ops.torch.autograd.DeviceType.CPU
+
+    def evt(name, us, dev=cuda):
+        return NS(name=name, device_type=dev, time_range=NS(elapsed_us=lambda: us))
+
+    events = [evt("triton_poi_0", 30), evt("triton_poi_0", 50), evt("sm90_xmma_gemm", 120), evt("aten::mm", 999, cpu)]
+    r = bench_ops.sum_kernels(events, 2, {"triton_poi_0"})
+    assert r == pytest.approx({"kernel_ms": 0.1, "triton_ms": 0.04, "vendor_ms": 0.06, "kernels_per_call": 1.5})
