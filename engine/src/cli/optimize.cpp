@@ -10,6 +10,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <thread>
 
@@ -300,8 +301,18 @@ json run_optimize(const OptimizeOptions& o, report::ResultsDb& db, worker::Super
                            : fs::path(target.filename().string().empty() ? target.parent_path().filename() : target.stem())
                                  .concat(".kernelopt");
 
-  stage(job, "load", [&] { load(job); });
-  stage(job, "workers", [&] { start(job, pool); });
+  // A problem file is captured in a process of its own (torch.compile, tens of seconds on a GPU): the
+  // workers start meanwhile, so the "workers" stage is only what is left to wait for after the capture.
+  bool overlap = !pool && job.gpu() && !ir::is_bundle_dir(o.target) && target.extension() == ".py";
+  std::future<void> workers;
+  if (overlap) workers = std::async(std::launch::async, [&] { start(job, pool); });
+  try {
+    stage(job, "load", [&] { load(job); });
+  } catch (...) {
+    if (workers.valid()) workers.wait();  // the workers' thread writes into job: let it finish first
+    throw;
+  }
+  stage(job, "workers", [&] { overlap ? workers.get() : start(job, pool); });
   stage(job, "ceilings", [&] { ceilings(job, db); });
   stage(job, "baseline", [&] { baseline(job); });
   stage(job, "launches", [&] { record_launches(job); });
