@@ -41,6 +41,9 @@ std::optional<double> g4_speedup(const verify::CascadeResult& r) {
   return std::nullopt;
 }
 
+// Candidates compiled and timed per screen request: about a 10 s request on the H200.
+constexpr size_t kScreenBatch = 40;
+
 class KernelSearch {
  public:
   KernelSearch(worker::Supervisor& sup, const ir::Bundle& b, agents::Agents& a, const agents::KernelProfile& k,
@@ -141,28 +144,15 @@ class KernelSearch {
         todo.push_back(i);
       }
     }
-    if (!todo.empty() && !out_of_time()) {
-      json sources = json::array();
-      for (size_t i : todo) sources.push_back(out_.candidates[i].candidate.source);
-      json r = sup_.call({{"op", "screen"}, {"bundle", b_.dir}, {"graph", graph_}, {"kernel", out_.profile.kernel->name},
-                          {"sources", sources}, {"reps", o_.screen_reps},
-                          {"poison", verify::pure_output_args(*out_.profile.kernel)}},
-                         o_.cascade.timeout);
-      if (!r.value("ok", false)) {
-        say("screening failed: " + r.value("error", "?").substr(0, 200));
-        for (size_t i : todo) out_.candidates[i].screen_error = "screening failed: " + r.value("error", "?").substr(0, 200);
-      } else {
-        double base = r["baseline"]["median_ms"];
-        for (size_t n = 0; n < todo.size(); ++n) {
-          const json& c = r["candidates"][n];
-          CandidateRecord& rec = out_.candidates[todo[n]];
-          json stored;
-          if (c.value("ok", false)) rec.screen_ratio = c["median_ms"].get<double>() / base, stored["ratio"] = *rec.screen_ratio;
-          else rec.screen_error = c.value("error", "?"), stored["error"] = rec.screen_error;
-          std::lock_guard lock(cache_.mu);
-          cache_.db.add_record("screen", cache_key(o_, out_.profile, rec.hash), stored);
-        }
+    // In batches, in the coder's order (templates first), so the budget is checked between batches:
+    // compiling a hundred candidates takes longer than a single-op problem's whole budget.
+    for (size_t from = 0; from < todo.size(); from += kScreenBatch) {
+      std::vector<size_t> batch(todo.begin() + from, todo.begin() + std::min(todo.size(), from + kScreenBatch));
+      if (out_of_time()) {
+        for (size_t i : batch) out_.candidates[i].screen_error = "not screened: the budget was spent";
+        continue;
       }
+      screen_batch(batch);
     }
     std::vector<size_t> ranked;
     for (size_t i : idx) {
@@ -175,6 +165,30 @@ class KernelSearch {
       return *out_.candidates[a].screen_ratio < *out_.candidates[b].screen_ratio;
     });
     return ranked;
+  }
+
+  void screen_batch(const std::vector<size_t>& todo) {
+    json sources = json::array();
+    for (size_t i : todo) sources.push_back(out_.candidates[i].candidate.source);
+    json r = sup_.call({{"op", "screen"}, {"bundle", b_.dir}, {"graph", graph_}, {"kernel", out_.profile.kernel->name},
+                        {"sources", sources}, {"reps", o_.screen_reps},
+                        {"poison", verify::pure_output_args(*out_.profile.kernel)}},
+                       o_.cascade.timeout);
+    if (!r.value("ok", false)) {
+      say("screening failed: " + r.value("error", "?").substr(0, 200));
+      for (size_t i : todo) out_.candidates[i].screen_error = "screening failed: " + r.value("error", "?").substr(0, 200);
+      return;
+    }
+    double base = r["baseline"]["median_ms"];
+    for (size_t n = 0; n < todo.size(); ++n) {
+      const json& c = r["candidates"][n];
+      CandidateRecord& rec = out_.candidates[todo[n]];
+      json stored;
+      if (c.value("ok", false)) rec.screen_ratio = c["median_ms"].get<double>() / base, stored["ratio"] = *rec.screen_ratio;
+      else rec.screen_error = c.value("error", "?"), stored["error"] = rec.screen_error;
+      std::lock_guard lock(cache_.mu);
+      cache_.db.add_record("screen", cache_key(o_, out_.profile, rec.hash), stored);
+    }
   }
 
   // The full cascade on one candidate (or its cached result). Returns whether it was accepted.
