@@ -149,6 +149,13 @@ void print_summary(const json& r) {
   else if (!measured)
     fmt::print("performance not measured (CPU mode): kernels replaced were verified for correctness only\n");
   if (!r.value("note", "").empty()) fmt::print("{}\n", r.value("note", ""));
+  if (r.contains("llm") && r["llm"].is_object()) {
+    const json& l = r["llm"];
+    fmt::print("LLM agents: {} exchange(s), {} tokens, cost {:.4f}, {} kernel(s) won{}; transcripts in {}/{}\n",
+               l.value("exchanges", 0), l.value("input_tokens", 0) + l.value("output_tokens", 0), l.value("cost", 0.0),
+               l.value("kernels_won", 0), l["budget"].value("spent", false) ? " (budget spent)" : "",
+               r.value("out_dir", ""), l.value("transcripts", ""));
+  }
   fmt::print("wrote {0}/report.md, {0}/report.html, {0}/report.json\n", r.value("out_dir", ""));
 }
 
