@@ -71,9 +71,9 @@ def write_config(tmp: Path, url: str, **budget) -> Path:
     return cfg
 
 
-def run_optimize(kernelopt_bin, tmp: Path, cfg: Path, *extra):
+def run_optimize(kernelopt_bin, tmp: Path, cfg: Path, *extra, agents=("--agents", "llm")):
     env = dict(os.environ, KOPT_TEST_LLM_KEY=KEY)
-    cmd = [kernelopt_bin, "optimize", str(BUNDLE), "--device", "cpu", "--agents", "llm", "--config", str(cfg),
+    cmd = [kernelopt_bin, "optimize", str(BUNDLE), "--device", "cpu", *agents, "--config", str(cfg),
            "--out", str(tmp / "out"), "--db", str(tmp / "results.db"), "--seeds", "2", *extra]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
 
@@ -148,12 +148,12 @@ def test_scripted_candidates_flow_through_the_cascade(kernelopt_bin, tmp_path):
     assert "## LLM agents" in md and "| coder |" in md
 
 
-def test_the_budget_stops_requests_when_spent(kernelopt_bin, tmp_path):
+def test_hybrid_by_default_and_the_budget_stops_requests_when_spent(kernelopt_bin, tmp_path):
     script = {"default": {"text": "no code here", "input_tokens": 1000, "output_tokens": 500}}
     with ScriptedServer(script) as server:
         # 1500 tokens per reply: the third reply spends the budget; nothing is sent after it.
         cfg = write_config(tmp_path, server.url, max_tokens=4000)
-        r = run_optimize(kernelopt_bin, tmp_path, cfg)
+        r = run_optimize(kernelopt_bin, tmp_path, cfg, agents=())  # an endpoint is configured: hybrid
     assert r.returncode == 0, r.stderr
     assert len(server.requests) == 3
     out = tmp_path / "out"
@@ -163,7 +163,11 @@ def test_the_budget_stops_requests_when_spent(kernelopt_bin, tmp_path):
     report = json.loads((out / "report.json").read_text())
     assert report["llm"]["budget"]["spent"] and report["llm"]["refused_by_budget"] >= 1
     assert report["llm"]["input_tokens"] + report["llm"]["output_tokens"] == 4500
-    assert not report["kernels"][0]["accepted"]  # no usable proposal: the compiler's kernel stays
+    assert report["agents"] == "hybrid" and report["llm"]["kernels_won"] == 0
+    # The LLM gave nothing usable; the built-in coder's candidates still competed and one was accepted.
+    (kernel,) = report["kernels"]
+    assert kernel["accepted"] and {c["origin"] for c in kernel["candidates"]} == {"config"}
+    assert "rewrite" in kernel["strategies"] and "config" in kernel["strategies"]
     assert_key_absent(tmp_path, r.stdout, r.stderr)
 
 
