@@ -18,7 +18,8 @@ order and its last one repeats. A REPLY is a dict:
   input_tokens, output_tokens   usage to report (default 1000 and 500; null: report none)
 
 Every request is kept in `server.requests` (path, headers, body). Run standalone
-(`python llm_server.py SCRIPT.json`) it prints its port and serves until killed.
+(`python llm_server.py SCRIPT.json`, or `--demo` for llm_scripts.demo_script())
+it prints its base URL and serves until killed.
 """
 
 from __future__ import annotations
@@ -198,8 +199,13 @@ class ScriptedServer(ThreadingHTTPServer):
 
 
 if __name__ == "__main__":
-    with open(sys.argv[1]) as f:
-        script = json.load(f)
+    if sys.argv[1:] == ["--demo"]:
+        from llm_scripts import demo_script
+
+        script = demo_script()
+    else:
+        with open(sys.argv[1]) as f:
+            script = json.load(f)
     with ScriptedServer(script) as s:
         print(s.url, flush=True)
         threading.Event().wait()

@@ -22,43 +22,12 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from llm_scripts import BROKEN, CORRECT, PLAN, SLOWER, TWO_KERNELS, WRONG, fenced  # noqa: E402
 from llm_server import ScriptedServer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "corpus" / "gelu_scale"
 KEY = "sk-kopt-FAKE-KEY-3b9f2c7e1d4a8056"
-ENTRY = "def triton_poi_fused_add_gelu_mul_0(in_ptr0, in_ptr1, out_ptr0, xnumel, XBLOCK : tl.constexpr):\n"
-
-
-def fenced(code: str, lang: str = "python") -> str:
-    return f"```{lang}\n{code.rstrip()}\n```\n"
-
-
-# out = 0.75 * gelu(x) + b[col]: a correct rewrite (masked, so right for any XBLOCK).
-CORRECT = ENTRY + """    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
-    xmask = xindex < xnumel
-    x = tl.load(in_ptr0 + xindex, xmask)
-    b = tl.load(in_ptr1 + (xindex % 256), xmask, eviction_policy='evict_last')
-    y = (0.5 * 0.75) * x * (1.0 + tl.erf(x * 0.7071067811865476)) + b
-    tl.store(out_ptr0 + xindex, y, xmask)
-"""
-# Also correct, with a wasteful second pass over the bias (slower on a GPU; equal in CPU mode).
-SLOWER = ENTRY + """    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
-    xmask = xindex < xnumel
-    x = tl.load(in_ptr0 + xindex, xmask)
-    b = tl.load(in_ptr1 + (xindex % 256), xmask)
-    b2 = tl.load(in_ptr1 + (xindex % 256), xmask)
-    y = 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476)) * 0.75 + 0.5 * (b + b2)
-    tl.store(out_ptr0 + xindex, y, xmask)
-"""
-# Forgets the 0.75 scale: runs, computes something else (G2).
-WRONG = CORRECT.replace("(0.5 * 0.75)", "0.5")
-# Does not parse (G1).
-BROKEN = ENTRY + "    xindex = tl.program_id(0) * XBLOCK + (\n    tl.store(out_ptr0 + xindex, 0.0)\n"
-TWO_KERNELS = "@triton.jit\n" + CORRECT + "\n@triton.jit\n" + SLOWER.replace("triton_poi_fused", "other")
-
-PROFILE = fenced('{"bottleneck": "memory", "explanation": "one read of x, one write of out; the bias is cached"}', "json")
-PLAN = fenced('{"strategies": ["rewrite"], "ideas": ["mask the tail so any XBLOCK works", "fold 0.5*0.75"]}', "json")
 
 
 def write_config(tmp: Path, url: str, **budget) -> Path:

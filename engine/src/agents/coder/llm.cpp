@@ -10,8 +10,13 @@
 namespace kopt::agents {
 
 std::vector<Candidate> LlmCoder::propose(const KernelProfile& k, const Plan& p) {
-  std::vector<Candidate> out = builtin_ ? builtin_->propose(k, p) : std::vector<Candidate>{};
-  if (std::find(p.strategies.begin(), p.strategies.end(), "rewrite") == p.strategies.end()) return out;
+  std::vector<Candidate> builtin = builtin_ ? builtin_->propose(k, p) : std::vector<Candidate>{};
+  auto rewrite = std::find(p.strategies.begin(), p.strategies.end(), "rewrite");
+  if (rewrite == p.strategies.end()) return builtin;
+  // The plan's order is the order of proposals (CPU mode verifies only the first ones): the LLM's
+  // candidates go first when the planner put "rewrite" first.
+  const bool llm_first = rewrite == p.strategies.begin();
+  std::vector<Candidate> out;
   std::string ideas;
   for (const std::string& i : p.ideas) ideas += "- " + i + "\n";
   for (int n = 0; n < s_->config().coder_proposals; ++n) {
@@ -38,6 +43,8 @@ std::vector<Candidate> LlmCoder::propose(const KernelProfile& k, const Plan& p) 
     s_->settle(i, "proposed", "", {verify::source_hash(c.source)});
     out.push_back(std::move(c));
   }
+  out.insert(llm_first ? out.end() : out.begin(), std::make_move_iterator(builtin.begin()),
+             std::make_move_iterator(builtin.end()));
   return out;
 }
 
