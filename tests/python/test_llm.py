@@ -90,6 +90,7 @@ def test_scripted_candidates_flow_through_the_cascade(kernelopt_bin, tmp_path):
                          ("llm:review", "accepted", None)], by_origin
     assert kernel["accepted"] and cands[kernel["chosen"]]["origin"] == "llm:review"
     assert cands[kernel["chosen"]]["parent"] == "c1"
+    assert "mask the tail so any XBLOCK works" in kernel["llm_ideas"] and "llm_explanation" not in kernel
     assert [g["gate"] for g in cands[kernel["chosen"]]["gates"]] == ["G1", "G2", "G3", "G4"]
     assert "tl.erf(x * 0.7071067811865476)" in (out / "module_0.py").read_text()
 

@@ -37,7 +37,7 @@ json kernel_json(const search::KernelOutcome& k, bool measured) {
   if (after && p.floor_ms && *after > 1.3 * *p.floor_ms && note.empty())
     note = fmt::format("accepted at {:.2f}x its floor: the built-in agents found no faster safe variant in the budget",
                        *after / *p.floor_ms);
-  return {{"name", p.kernel->name},
+  json j = {{"name", p.kernel->name},
           {"graph", p.graph},
           {"kind", p.kernel->kind},
           {"family", p.family},
@@ -56,6 +56,9 @@ json kernel_json(const search::KernelOutcome& k, bool measured) {
           {"search_seconds", k.seconds},
           {"note", note},
           {"candidates", cands}};
+  if (!p.explanation.empty()) j["llm_explanation"] = p.explanation;  // LLM profiler (docs/llm.md)
+  if (!k.plan.ideas.empty()) j["llm_ideas"] = k.plan.ideas;          // LLM planner
+  return j;
 }
 
 }  // namespace
