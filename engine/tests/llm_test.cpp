@@ -2,12 +2,23 @@
 // streams, truncation, errors), the retry arithmetic, the strict config
 // reader, the prompt templates, the strict reply parsing and the tuner's
 // config check on a real corpus kernel; and the client's retries on a refused
-// connection. The end-to-end behaviour against a scripted endpoint is
-// tests/python/test_llm.py.
+// connection; and, against the scripted endpoint (tests/python/llm_server.py,
+// run as a child process), the concurrency limit, the budget, Retry-After and
+// the key scrubbing. The optimizer's use of all this is tests/python/test_llm.py.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <curl/curl.h>
 
 #include "agents/llm/common.h"
 #include "agents/tuner/llm.h"
@@ -226,4 +237,117 @@ TEST(LlmTuner, ChecksSuggestedConfigs) {
   EXPECT_NE(why.find("does not set XBLOCK"), std::string::npos);
   EXPECT_FALSE(agents::check_suggested_config(k, json(), {{"XBLOCK", 64}, {"RBLOCK", 8}}, &why));
   EXPECT_TRUE(agents::check_suggested_config(k, {{"XBLOCK", 64}, {"num_warps", 2}}, {{"num_warps", 4}}, &why));
+}
+
+// The client against the scripted endpoint (tests/python/llm_server.py) in a child process.
+namespace {
+
+class ScriptedServer {
+ public:
+  explicit ScriptedServer(const json& script) {
+    path_ = (fs::temp_directory_path() / ("kopt_llm_script_" + std::to_string(getpid()) + ".json")).string();
+    std::ofstream(path_) << script.dump();
+    int fd[2];
+    if (pipe(fd) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(fd[1], 1);
+      close(fd[0]);
+      std::string server = std::string(KOPT_SOURCE_DIR) + "/tests/python/llm_server.py";
+      execlp("python3", "python3", server.c_str(), path_.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(fd[1]);
+    // The server prints its base URL once it listens.
+    char c;
+    while (read(fd[0], &c, 1) == 1 && c != '\n') url_ += c;
+    close(fd[0]);
+  }
+  ~ScriptedServer() {
+    if (pid_ > 0) kill(pid_, SIGTERM), waitpid(pid_, nullptr, 0);
+    fs::remove(path_);
+  }
+  const std::string& url() const { return url_; }
+  json stats() const {
+    std::string body;
+    CURL* h = curl_easy_init();
+    std::string u = url_.substr(0, url_.rfind("/v1")) + "/stats";
+    curl_easy_setopt(h, CURLOPT_URL, u.c_str());
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, +[](char* d, size_t s, size_t n, void* b) {
+      static_cast<std::string*>(b)->append(d, s * n);
+      return s * n;
+    });
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
+    curl_easy_perform(h);
+    curl_easy_cleanup(h);
+    return json::parse(body, nullptr, false);
+  }
+
+ private:
+  std::string path_, url_;
+  pid_t pid_ = -1;
+};
+
+llm::Config scripted_config(const std::string& url) {
+  llm::Config c;
+  c.endpoint = url;
+  c.model = "m";
+  c.backoff_base_s = 0.01;
+  return c;
+}
+
+}  // namespace
+
+TEST(LlmClient, ConcurrencyLimitHoldsAcrossThreads) {
+  ScriptedServer s(json::parse(R"({"default": {"text": "ok", "delay_s": 0.3}})"));
+  ASSERT_FALSE(s.url().empty());
+  llm::Config c = scripted_config(s.url());
+  c.concurrency = 2;
+  llm::Client client(c);
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 6; ++i)
+    threads.emplace_back([&] { ok += client.send({{"user", "hi"}}).ok; });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok, 6);
+  json st = s.stats();
+  EXPECT_EQ(st["requests"], 6);
+  EXPECT_EQ(st["max_in_flight"], 2);
+}
+
+TEST(LlmClient, BudgetInTokensAndMoneyStopsNewRequests) {
+  ScriptedServer s(json::parse(R"({"default": {"text": "ok", "input_tokens": 1000, "output_tokens": 500}})"));
+  llm::Config c = scripted_config(s.url());
+  c.budget.max_tokens = 0;
+  c.budget.max_cost = 0.02;  // 0.0105 a reply: the second reply spends it
+  c.budget.price_input_per_mtok = 3, c.budget.price_output_per_mtok = 15;
+  llm::Client client(c);
+  EXPECT_TRUE(client.send({{"user", "1"}}).ok);
+  EXPECT_TRUE(client.send({{"user", "2"}}).ok);
+  llm::Reply third = client.send({{"user", "3"}});
+  EXPECT_FALSE(third.ok);
+  EXPECT_TRUE(third.refused_by_budget);
+  EXPECT_NE(third.error.find("budget spent: 0.0210 of 0.0200"), std::string::npos);
+  EXPECT_EQ(s.stats()["requests"], 2);
+  EXPECT_EQ(client.spent().input_tokens, 2000);
+  EXPECT_EQ(client.spent().refused, 1);
+  EXPECT_NEAR(client.spent().cost, 0.021, 1e-12);
+}
+
+TEST(LlmClient, RetriesHonourRetryAfterAndScrubTheKey) {
+  ScriptedServer s(json::parse(R"({"rules": [{"match": "hi", "replies": [
+      {"status": 429, "retry_after": 1}, {"status": 401, "echo_key": true}]}]})"));
+  llm::Config c = scripted_config(s.url());
+  c.api_key_env = "KOPT_UNIT_TEST_KEY";
+  setenv("KOPT_UNIT_TEST_KEY", "sk-unit-test-secret-91", 1);
+  llm::Client client(c);
+  unsetenv("KOPT_UNIT_TEST_KEY");
+  auto t0 = std::chrono::steady_clock::now();
+  llm::Reply r = client.send({{"user", "hi"}});
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(waited, 1.0);  // Retry-After: 1, though the jittered backoff would have been ~10 ms
+  EXPECT_EQ(r.attempts, 2);
+  EXPECT_EQ(r.http_status, 401);  // not retried
+  EXPECT_EQ(r.error.find("sk-unit-test-secret-91"), std::string::npos);
+  EXPECT_NE(r.error.find("[redacted]"), std::string::npos);
 }

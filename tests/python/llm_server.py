@@ -43,7 +43,23 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (a timeout under test): nothing to answer
 
+    def do_GET(self):  # noqa: N802
+        if self.path == "/stats":  # for tests of the client's concurrency limit
+            with self.server.lock:
+                return self._json(200, {"requests": len(self.server.requests), "max_in_flight": self.server.max_in_flight})
+        self._json(404, {"error": {"message": f"no route {self.path}"}})
+
     def _post(self):
+        with self.server.lock:
+            self.server.in_flight += 1
+            self.server.max_in_flight = max(self.server.max_in_flight, self.server.in_flight)
+        try:
+            self._answer()
+        finally:
+            with self.server.lock:
+                self.server.in_flight -= 1
+
+    def _answer(self):
         length = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(length) or b"{}")
         anthropic = self.path.rstrip("/").endswith("/messages")
@@ -161,6 +177,7 @@ class ScriptedServer(ThreadingHTTPServer):
         self.script = script
         self.expect_key = expect_key
         self.requests: list[dict] = []
+        self.in_flight = self.max_in_flight = 0  # requests being answered now / at most at once
         self.lock = threading.Lock()
         self._used: dict[int, int] = {}
         self._thread: threading.Thread | None = None
