@@ -177,6 +177,15 @@ TEST(LlmClient, RetriesARefusedConnectionThenFails) {
   EXPECT_EQ(client.spent().requests, 3);
   EXPECT_EQ(client.spent().input_tokens, 0);  // nothing answered, nothing spent
   EXPECT_EQ(client.budget_spent(), "");
+  // Two more requests without a reply, and the endpoint is given up: the next is not sent.
+  EXPECT_FALSE(client.send({{"user", "hi"}}).not_sent);
+  EXPECT_FALSE(client.send({{"user", "hi"}}).not_sent);
+  llm::Reply given_up = client.send({{"user", "hi"}});
+  EXPECT_TRUE(given_up.not_sent);
+  EXPECT_FALSE(given_up.refused_by_budget);
+  EXPECT_EQ(given_up.attempts, 0);
+  EXPECT_NE(given_up.error.find("endpoint given up"), std::string::npos);
+  EXPECT_EQ(client.spent().requests, 9);
 }
 
 TEST(LlmPrompts, EveryRoleHasAVersionedTemplate) {

@@ -131,7 +131,7 @@ def test_hybrid_by_default_and_the_budget_stops_requests_when_spent(kernelopt_bi
     assert [x["outcome"] for x in lines[3:]] and all(x["outcome"] == "refused" for x in lines[3:])
     assert "budget spent: 4500 of 4000 tokens" in lines[3]["reason"]
     report = json.loads((out / "report.json").read_text())
-    assert report["llm"]["budget"]["spent"] and report["llm"]["refused_by_budget"] >= 1
+    assert report["llm"]["budget"]["spent"] and report["llm"]["not_sent"] >= 1
     assert report["llm"]["input_tokens"] + report["llm"]["output_tokens"] == 4500
     assert report["agents"] == "hybrid" and report["llm"]["kernels_won"] == 0
     # The LLM gave nothing usable; the built-in coder's candidates still competed and one was accepted.

@@ -64,7 +64,7 @@ json llm_summary(const llm::Session& s, const std::vector<search::KernelOutcome>
           {"model", c.model},
           {"http_requests", spent.requests},
           {"exchanges", ex.size()},
-          {"refused_by_budget", spent.refused},
+          {"not_sent", spent.refused},
           {"input_tokens", tokens_in},
           {"output_tokens", tokens_out},
           {"cost", cost},

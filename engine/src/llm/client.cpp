@@ -150,8 +150,17 @@ Reply Client::send(const std::vector<Message>& messages) {
   if (std::string why = budget_spent(); !why.empty()) {
     std::lock_guard lock(mu_);
     ++spent_.refused;
-    r.error = why, r.refused_by_budget = true;
+    r.error = why, r.refused_by_budget = r.not_sent = true;
     return done();
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (no_reply_streak_ >= kGiveUpAfter) {
+      ++spent_.refused;
+      r.error = fmt::format("endpoint given up: {} requests in a row got no reply", no_reply_streak_);
+      r.not_sent = true;
+      return done();
+    }
   }
   const std::string body = request_body(c_.provider, c_.model, messages, c_.max_reply_tokens, c_.temperature,
                                         c_.stream).dump();
@@ -175,6 +184,9 @@ Reply Client::send(const std::vector<Message>& messages) {
   {
     std::lock_guard lock(mu_);
     spent_.requests += r.attempts;
+    // Any HTTP answer other than a 5xx shows the endpoint is there (a 4xx is this request's fault).
+    bool answered = a.status != 0 && a.status < 500;
+    no_reply_streak_ = answered ? 0 : no_reply_streak_ + 1;
   }
   r.http_status = a.status;
   Completion c;

@@ -4,7 +4,10 @@
 // the requests in flight, counts tokens from the replies, and refuses new
 // requests once the run's token or money budget is spent. Timeouts, oversized
 // and truncated replies fail the request without a retry: the same request
-// would most likely fail the same way, and the run must go on.
+// would most likely fail the same way, and the run must go on. After
+// kGiveUpAfter requests in a row got no HTTP answer (refused connections,
+// timeouts before any header, 5xx to the last retry), the endpoint is given up for the run:
+// later requests fail at once instead of each waiting out its retries.
 //
 // The API key goes into one request header and nowhere else; any echo of it in
 // a reply or error is replaced by "[redacted]" before the reply leaves here.
@@ -29,7 +32,8 @@ struct Reply {
   std::string finish;
   std::string error;             // why not ok: "HTTP 500: ...", "timed out after 5 s", "budget spent: ..."
   bool truncated = false;        // cut short by the token limit or a stream that ended early
-  bool refused_by_budget = false;  // never sent: the budget was spent
+  bool not_sent = false;         // refused before sending: budget spent, or the endpoint given up
+  bool refused_by_budget = false;  // not sent because the budget was spent
   long http_status = 0;
   int attempts = 0;
   double latency_s = 0;          // all attempts and waits together
@@ -37,6 +41,8 @@ struct Reply {
   bool tokens_estimated = false; // the server reported no usage: about 4 characters per token
   double cost = 0;
 };
+
+inline constexpr int kGiveUpAfter = 3;
 
 struct Spent {
   int64_t requests = 0, refused = 0, input_tokens = 0, output_tokens = 0;
@@ -64,6 +70,7 @@ class Client {
   std::counting_semaphore<1024> slots_;
   mutable std::mutex mu_;
   Spent spent_;
+  int no_reply_streak_ = 0;
   std::mt19937_64 rng_;
 };
 

@@ -19,7 +19,7 @@ std::pair<size_t, Reply> Session::ask(const std::string& role, const std::string
   e.reply = std::move(r.text);
   e.meta = r;
   r.text = e.reply;
-  if (r.refused_by_budget) e.outcome = "refused", e.reason = r.error;
+  if (r.not_sent) e.outcome = "refused", e.reason = r.error;
   else if (!r.ok) e.outcome = "failed", e.reason = r.error;
   std::lock_guard lock(mu_);
   log_.push_back(std::move(e));

@@ -282,10 +282,10 @@ void llm_agents(std::string& out, const json& r) {
   const json& l = object(r, "llm");
   if (l.empty()) return;
   out += "## LLM agents\n\n";
-  out += fmt::format("{} · {}: {} exchange(s), {} HTTP request(s), {} refused by the budget{}; {} input + {} output "
+  out += fmt::format("{} · {}: {} exchange(s), {} HTTP request(s), {} not sent{}; {} input + {} output "
                      "tokens, cost {:.4f}. Transcripts: {}.\n\n",
                      md_text(text(l, "provider")), md_code(text(l, "model"), false), format_count(l, "exchanges"),
-                     format_count(l, "http_requests"), format_count(l, "refused_by_budget"),
+                     format_count(l, "http_requests"), format_count(l, "not_sent"),
                      boolean(object(l, "budget"), "spent").value_or(false) ? " (budget spent)" : "",
                      format_count(l, "input_tokens"), format_count(l, "output_tokens"), number(l, "cost").value_or(0),
                      md_code(text(l, "transcripts"), false));

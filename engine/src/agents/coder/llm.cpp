@@ -28,7 +28,7 @@ std::vector<Candidate> LlmCoder::propose(const KernelProfile& k, const Plan& p) 
                                {"entry", k.kernel->entry},
                                {"params", llm_support::params(k)}});
     if (!reply.ok) {
-      if (reply.refused_by_budget) break;
+      if (reply.not_sent) break;
       continue;
     }
     auto src = llm_support::candidate_source(k, reply.text);

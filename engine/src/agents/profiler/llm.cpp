@@ -18,7 +18,7 @@ std::vector<KernelProfile> LlmProfiler::rank(std::vector<KernelProfile> kernels,
     ++asked;
     auto [i, reply] = s_->ask("profiler", k.kernel->name, {{"facts", llm_support::kernel_facts(k)}});
     if (!reply.ok) {
-      if (reply.refused_by_budget) break;
+      if (reply.not_sent) break;
       continue;
     }
     auto j = llm_support::one_json_object(reply.text);
