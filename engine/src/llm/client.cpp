@@ -4,8 +4,9 @@
 #include <ctime>
 #include <thread>
 
-#include <curl/curl.h>
 #include <fmt/format.h>
+
+#include "llm/curl_api.h"
 
 namespace kopt::llm {
 
@@ -23,10 +24,6 @@ struct Client::Attempt {
 };
 
 namespace {
-
-struct CurlGlobal {
-  CurlGlobal() { curl_global_init(CURL_GLOBAL_DEFAULT); }
-};
 
 struct WriteCtx {
   Client::Attempt* a;
@@ -62,7 +59,7 @@ static size_t on_body(char* data, size_t size, size_t n, void* user) {
   a.body.append(data, len);
   if (a.sse) {
     long status = 0;
-    curl_easy_getinfo(ctx->h, CURLINFO_RESPONSE_CODE, &status);
+    curl_api().easy_getinfo(ctx->h, CURLINFO_RESPONSE_CODE, &status);
     if (status == 200 && a.event_stream) a.sse->feed(std::string(data, len));
   }
   return len;
@@ -70,7 +67,7 @@ static size_t on_body(char* data, size_t size, size_t n, void* user) {
 
 Client::Client(Config c) : c_(std::move(c)), slots_(std::max(1, std::min(c_.concurrency, 1024))),
                            rng_(std::random_device{}()) {
-  static CurlGlobal global;
+  curl_api();  // a missing libcurl is reported now, not at the first request
   key_ = c_.api_key();
 }
 
@@ -97,9 +94,10 @@ std::string Client::budget_spent() const {
 }
 
 Client::Attempt Client::attempt_once(const std::string& body, bool stream) {
+  const CurlApi& curl = curl_api();
   Attempt a;
   if (stream) a.sse = std::make_unique<SseParser>(c_.provider);
-  CURL* h = curl_easy_init();
+  CURL* h = curl.easy_init();
   if (!h) {
     a.code = CURLE_FAILED_INIT;
     a.curl_error = "curl_easy_init failed";
@@ -108,34 +106,34 @@ Client::Attempt Client::attempt_once(const std::string& body, bool stream) {
   WriteCtx ctx{&a, c_.max_reply_bytes, h};
   char errbuf[CURL_ERROR_SIZE] = {0};
   struct curl_slist* headers = nullptr;
-  headers = curl_slist_append(headers, "Content-Type: application/json");
+  headers = curl.slist_append(headers, "Content-Type: application/json");
   if (c_.provider == Provider::Anthropic) {
-    headers = curl_slist_append(headers, "anthropic-version: 2023-06-01");
-    if (!key_.empty()) headers = curl_slist_append(headers, ("x-api-key: " + key_).c_str());
+    headers = curl.slist_append(headers, "anthropic-version: 2023-06-01");
+    if (!key_.empty()) headers = curl.slist_append(headers, ("x-api-key: " + key_).c_str());
   } else if (!key_.empty()) {
-    headers = curl_slist_append(headers, ("Authorization: Bearer " + key_).c_str());
+    headers = curl.slist_append(headers, ("Authorization: Bearer " + key_).c_str());
   }
-  if (stream) headers = curl_slist_append(headers, "Accept: text/event-stream");
+  if (stream) headers = curl.slist_append(headers, "Accept: text/event-stream");
   std::string url = c_.url();
-  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.c_str());
-  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &ctx);
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, &ctx);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(c_.timeout_s * 1000));
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(c_.connect_timeout_s * 1000));
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // timeouts without SIGALRM: safe in threads
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+  curl.easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl.easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  curl.easy_setopt(h, CURLOPT_POSTFIELDS, body.c_str());
+  curl.easy_setopt(h, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  curl.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+  curl.easy_setopt(h, CURLOPT_WRITEDATA, &ctx);
+  curl.easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+  curl.easy_setopt(h, CURLOPT_HEADERDATA, &ctx);
+  curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(c_.timeout_s * 1000));
+  curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(c_.connect_timeout_s * 1000));
+  curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // timeouts without SIGALRM: safe in threads
+  curl.easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
   // The key travels in a header: never let curl print a request (CURLOPT_VERBOSE stays off).
-  curl_easy_setopt(h, CURLOPT_VERBOSE, 0L);
-  a.code = curl_easy_perform(h);
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a.status);
-  a.curl_error = errbuf[0] ? errbuf : curl_easy_strerror(a.code);
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(h);
+  curl.easy_setopt(h, CURLOPT_VERBOSE, 0L);
+  a.code = curl.easy_perform(h);
+  curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a.status);
+  a.curl_error = errbuf[0] ? errbuf : curl.easy_strerror(a.code);
+  curl.slist_free_all(headers);
+  curl.easy_cleanup(h);
   return a;
 }
 
