@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <curl/curl.h>
@@ -142,6 +143,16 @@ price_output_per_mtok = 15
   EXPECT_NE(error("[llm]\napi_key = \"sk-1\"\n").find("never put a key in a file"), std::string::npos);
   EXPECT_NE(error("[llm]\nprovider = \"gemini\"\n").find("use openai"), std::string::npos);
   EXPECT_NE(error("[llm\n").find("t.toml:"), std::string::npos);
+}
+
+TEST(LlmConfig, TheExampleFileIsValid) {
+  std::ifstream in(std::string(KOPT_SOURCE_DIR) + "/examples/kernelopt.toml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  llm::Config c = llm::parse_config(ss.str(), "examples/kernelopt.toml");
+  EXPECT_TRUE(c.configured());
+  EXPECT_EQ(c.url(), "http://localhost:8000/v1/chat/completions");
+  EXPECT_EQ(c.budget.max_tokens, 500000);
 }
 
 TEST(LlmConfig, EnvironmentOverridesAndTheKeyVariable) {
