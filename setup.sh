@@ -8,14 +8,15 @@ cd "$(dirname "$0")"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
-if ! dpkg -s nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev chromium >/dev/null 2>&1 \
+if ! dpkg -s nlohmann-json3-dev libcli11-dev libfmt-dev libgtest-dev libbenchmark-dev libcurl4-openssl-dev \
+     libtomlplusplus-dev chromium >/dev/null 2>&1 \
    || ! command -v clang++ >/dev/null || ! command -v ninja >/dev/null; then
   echo "[setup] installing Debian packages"
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
     build-essential cmake ninja-build pkg-config clang \
     nlohmann-json3-dev libcli11-dev libfmt-dev libsqlite3-dev libxxhash-dev \
-    libgtest-dev libgmock-dev libbenchmark-dev libcurl4-openssl-dev \
+    libgtest-dev libgmock-dev libbenchmark-dev libcurl4-openssl-dev libtomlplusplus-dev \
     chromium >/dev/null  # chromium: tests/python/test_report_html.py renders report.html headless
 fi
 

@@ -80,7 +80,10 @@ int main(int argc, char** argv) {
   z->add_option("--gpus", op.gpus, "GPU indices for the workers, comma-separated")->default_val("0");
   z->add_option("--device", op.device, "cuda | cpu (cpu: Triton interpreter, correctness only, no speed claimed)")
       ->default_val("cuda");
-  z->add_option("--agents", op.agents, "agent implementations: builtin")->default_val("builtin");
+  z->add_option("--agents", op.agents,
+                "agents: builtin | llm | hybrid (default: hybrid when an LLM endpoint is configured, else builtin)")
+      ->check(CLI::IsMember({"builtin", "llm", "hybrid"}));
+  z->add_option("--config", op.config, "LLM config file (default $KERNELOPT_CONFIG, else ./kernelopt.toml; docs/llm.md)");
   z->add_option("--max-cascades", op.max_cascades, "full cascades per kernel (default 3 on a GPU, 1 in CPU mode)");
   z->add_option("--seeds", op.seeds, "G2: fresh random input sets besides the recorded one")->default_val(5);
   z->add_option("--gamma", op.gamma, "G4 and E2E: required speedup factor")->default_val(1.03);
@@ -122,6 +125,12 @@ int main(int argc, char** argv) {
   auto* bmc = b->add_subcommand("merge", "combine the results of shard runs into one table");
   bmc->add_option("dirs", bm.dirs, "run directories of the shards")->required();
   bmc->add_option("--out,-o", bm.out, "directory for the merged table")->required();
+  kopt::cli::LlmCheckOptions lc;
+  auto* l = app.add_subcommand("llm", "the LLM agents' endpoint (docs/llm.md)");
+  l->require_subcommand(1);
+  auto* lcheck = l->add_subcommand("check", "send one tiny request; print latency, model and whether it worked");
+  lcheck->add_option("--config", lc.config, "LLM config file (default $KERNELOPT_CONFIG, else ./kernelopt.toml)");
+  lcheck->add_flag("--json", lc.json, "one JSON object on stdout");
 
   kopt::cli::ParseOptions ps;
   auto* p = app.add_subcommand("parse", "parse a Python file with kernelopt's parser (for testing the parser)");
@@ -147,6 +156,7 @@ int main(int argc, char** argv) {
       if (be.suite.empty()) throw kopt::UserError("bench: give the suite directory, e.g. kernelopt bench benchmarks/suite");
       return kopt::cli::bench(be);
     }
+    if (*lcheck) return kopt::cli::llm_check(lc);
   } catch (const kopt::UserError& e) {
     std::cerr << "kernelopt: error: " << e.what() << "\n";
     return 2;

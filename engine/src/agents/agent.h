@@ -1,7 +1,7 @@
 // The five agent roles (DESIGN "The five agents"): one interface per role, with
 // implementations side by side in agents/<role>/ and chosen by name from the
-// registry (registry.cpp). Today each role has a built-in implementation; the
-// LLM implementations plug in beside them under the same interfaces.
+// registry (registry.cpp): built-in (agents/<role>/builtin.*), LLM
+// (agents/<role>/llm.*, docs/llm.md), or hybrid, where both propose and compete.
 //
 // The roles only propose and rank. Nothing they produce reaches an output
 // without passing the verification cascade, which the search runs.
@@ -18,6 +18,11 @@
 #include "profile/roofline.h"
 #include "verify/cascade.h"
 
+namespace kopt::llm {
+class Session;
+struct Config;
+}  // namespace kopt::llm
+
 namespace kopt::agents {
 
 // What the profiler knows about one Triton kernel of the bundle.
@@ -31,6 +36,7 @@ struct KernelProfile {
   std::optional<double> time_ms;      // measured per run inside the module (GPU only)
   double calls_per_run = 0;
   std::string bottleneck = "unknown";  // memory | compute | unknown
+  std::string explanation;             // the LLM profiler's reading of the facts (LLM/hybrid agents)
   // Time above the floor: what optimizing this kernel can win at most (GPU only).
   std::optional<double> recoverable_ms() const {
     if (!time_ms || !floor_ms) return std::nullopt;
@@ -40,14 +46,15 @@ struct KernelProfile {
 
 // What the planner decided for one kernel.
 struct Plan {
-  std::vector<std::string> strategies;  // "config", "template:<family>", ...
+  std::vector<std::string> strategies;  // "config", "template:<family>", "rewrite" (LLM coder), ...
+  std::vector<std::string> ideas;       // the LLM planner's ideas, handed to the LLM coder
   std::string note;                     // why a kernel is not searched, when it is not
 };
 
 // A proposed replacement for one kernel: a full kernel source (the launch site stays unchanged).
 struct Candidate {
   std::string id;           // c1, c2, ... unique within a kernel
-  std::string origin;       // config | template:<family> | rewrite:<what> | review | tune
+  std::string origin;       // config | template:<family> | review | tune | llm:rewrite | llm:review | llm:tune
   std::string description;  // one line a person can read: "XBLOCK=8 R0_BLOCK=1024 num_warps=8"
   std::string source;
   nlohmann::json config;    // the pinned launch config, when the candidate is a config of some source
@@ -98,9 +105,12 @@ struct Agents {
   std::unique_ptr<Coder> coder;
   std::unique_ptr<Reviewer> reviewer;
   std::unique_ptr<Tuner> tuner;
+  std::string name;                    // builtin | llm | hybrid
+  std::shared_ptr<llm::Session> llm;   // the LLM session (client, transcript) when name != builtin
 };
 
-// The agents for `--agents NAME` ("builtin" today). Throws UserError naming the known names.
-Agents make_agents(const std::string& name);
+// The agents for `--agents NAME`: builtin, llm or hybrid; "" picks hybrid when `config` has an
+// endpoint, else builtin. Throws UserError naming the known names, or the missing endpoint.
+Agents make_agents(const std::string& name, const llm::Config* config = nullptr);
 
 }  // namespace kopt::agents

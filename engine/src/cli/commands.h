@@ -38,7 +38,9 @@ int capture(const CaptureOptions& o);          // replaces the process (exec)
 int capture_and_wait(const CaptureOptions& o, std::string* error_line = nullptr);
 
 struct OptimizeOptions {
-  std::string target, out, device = "cuda", gpus = "0", agents = "builtin", db, dtype, mode = "default";
+  std::string target, out, device = "cuda", gpus = "0", db, dtype, mode = "default";
+  std::string agents;  // builtin | llm | hybrid; "": hybrid when an LLM endpoint is configured, else builtin
+  std::string config;  // the LLM config file (--config; docs/llm.md)
   double budget_s = 60, gamma = 1.03;
   int seeds = 5, timeout_s = 600, max_cascades = -1;  // -1: 3 on a GPU, 1 in CPU mode
   verify::Tolerances tol;
@@ -62,6 +64,13 @@ struct BenchMergeOptions {
   std::string out;
 };
 int bench_merge(const BenchMergeOptions& o);
+
+struct LlmCheckOptions {
+  std::string config;
+  bool json = false;
+};
+// `kernelopt llm check`: one tiny request to the configured endpoint; latency, model, ok or why not.
+int llm_check(const LlmCheckOptions& o);
 
 struct ParseOptions {
   std::string file;

@@ -19,10 +19,13 @@
 #include "agents/agent.h"
 #include "artifact/bundle.h"
 #include "cli/commands.h"
+#include "cli/llm_report.h"
 #include "cli/optimize_report.h"
 #include "profile/family.h"
 #include "report/report.h"
 #include "report/results_db.h"
+#include "llm/config.h"
+#include "llm/session.h"
 #include "search/search.h"
 #include "stitch/stitch.h"
 #include "util/error.h"
@@ -294,7 +297,11 @@ void write(Job& job) {
 json run_optimize(const OptimizeOptions& o, report::ResultsDb& db, worker::Supervisor* pool) {
   if (o.device != "cuda" && o.device != "cpu") throw UserError("--device " + o.device + ": use cuda or cpu");
   if (o.budget_s <= 0) throw UserError("--budget must be a positive number of seconds");
-  agents::Agents agents = agents::make_agents(o.agents);
+  // The LLM config is read unless the built-in agents were asked for by name: with no --agents,
+  // a configured endpoint makes the run hybrid.
+  llm::Config llm_config;
+  if (o.agents != "builtin") llm_config = llm::load_config(o.config);
+  agents::Agents agents = agents::make_agents(o.agents, &llm_config);
   Job job{o};
   fs::path target(o.target);
   job.out = !o.out.empty() ? fs::path(o.out)
@@ -327,6 +334,15 @@ json run_optimize(const OptimizeOptions& o, report::ResultsDb& db, worker::Super
     report = build_report({job.o, job.out, job.bundle_dir, *job.bundle, job.hello, job.ceilings, job.baseline,
                            job.profile, job.outcomes, job.e2e, job.changed, job.fallback_note, job.stages,
                            std::chrono::duration<double>(Clock::now() - job.t0).count()});
+    report["agents"] = agents.name;
+    if (agents.llm) {
+      // Every exchange with the LLM, kept with the run (prompts and replies; never the key).
+      const std::string name = "transcripts.jsonl";
+      std::ofstream t(job.out / name, std::ios::binary | std::ios::trunc);
+      t << agents.llm->jsonl();
+      if (!t) throw UserError(fmt::format("{}: cannot write; check --out", (job.out / name).string()));
+      report["llm"] = llm_summary(*agents.llm, job.outcomes, name);
+    }
     report::write_reports(report, job.out);
   });
   db.add_record("optimize", job.bundle_dir, report);

@@ -37,7 +37,7 @@ json kernel_json(const search::KernelOutcome& k, bool measured) {
   if (after && p.floor_ms && *after > 1.3 * *p.floor_ms && note.empty())
     note = fmt::format("accepted at {:.2f}x its floor: the built-in agents found no faster safe variant in the budget",
                        *after / *p.floor_ms);
-  return {{"name", p.kernel->name},
+  json j = {{"name", p.kernel->name},
           {"graph", p.graph},
           {"kind", p.kernel->kind},
           {"family", p.family},
@@ -56,6 +56,9 @@ json kernel_json(const search::KernelOutcome& k, bool measured) {
           {"search_seconds", k.seconds},
           {"note", note},
           {"candidates", cands}};
+  if (!p.explanation.empty()) j["llm_explanation"] = p.explanation;  // LLM profiler (docs/llm.md)
+  if (!k.plan.ideas.empty()) j["llm_ideas"] = k.plan.ideas;          // LLM planner
+  return j;
 }
 
 }  // namespace
@@ -149,6 +152,13 @@ void print_summary(const json& r) {
   else if (!measured)
     fmt::print("performance not measured (CPU mode): kernels replaced were verified for correctness only\n");
   if (!r.value("note", "").empty()) fmt::print("{}\n", r.value("note", ""));
+  if (r.contains("llm") && r["llm"].is_object()) {
+    const json& l = r["llm"];
+    fmt::print("LLM agents: {} exchange(s), {} tokens, cost {:.4f}, {} kernel(s) won{}; transcripts in {}/{}\n",
+               l.value("exchanges", 0), l.value("input_tokens", 0) + l.value("output_tokens", 0), l.value("cost", 0.0),
+               l.value("kernels_won", 0), l["budget"].value("spent", false) ? " (budget spent)" : "",
+               r.value("out_dir", ""), l.value("transcripts", ""));
+  }
   fmt::print("wrote {0}/report.md, {0}/report.html, {0}/report.json\n", r.value("out_dir", ""));
 }
 

@@ -277,6 +277,35 @@ void end_to_end(std::string& out, const json& r) {
   }
 }
 
+// The LLM agents' part (docs/llm.md): per role, what the replies became and what they cost.
+void llm_agents(std::string& out, const json& r) {
+  const json& l = object(r, "llm");
+  if (l.empty()) return;
+  out += "## LLM agents\n\n";
+  out += fmt::format("{} · {}: {} exchange(s), {} HTTP request(s), {} not sent{}; {} input + {} output "
+                     "tokens, cost {:.4f}. Transcripts: {}.\n\n",
+                     md_text(text(l, "provider")), md_code(text(l, "model"), false), format_count(l, "exchanges"),
+                     format_count(l, "http_requests"), format_count(l, "not_sent"),
+                     boolean(object(l, "budget"), "spent").value_or(false) ? " (budget spent)" : "",
+                     format_count(l, "input_tokens"), format_count(l, "output_tokens"), number(l, "cost").value_or(0),
+                     md_code(text(l, "transcripts"), false));
+  table_header(out, {"role", "exchanges", "unparsable", "failed", "refused", "candidates", "rejected G1/G2/G3/G4",
+                     "accepted", "chosen", "tokens", "cost"});
+  for (const auto& [role, v] : object(l, "roles").items()) {
+    const json& at = object(v, "rejected_at");
+    table_row(out, {md_text(role), format_count(v, "exchanges"), format_count(v, "unparsable"),
+                    format_count(v, "failed"), format_count(v, "refused"), format_count(v, "candidates"),
+                    fmt::format("{}/{}/{}/{}", format_count(at, "G1"), format_count(at, "G2"), format_count(at, "G3"),
+                                format_count(at, "G4")),
+                    format_count(v, "accepted"), format_count(v, "chosen"),
+                    fmt::format("{}", number(v, "input_tokens").value_or(0) + number(v, "output_tokens").value_or(0)),
+                    fmt::format("{:.4f}", number(v, "cost").value_or(0))});
+  }
+  auto per = number(l, "cost_per_kernel_won");
+  out += fmt::format("\nKernels won by an LLM candidate: {}; cost per kernel won: {}.\n\n", format_count(l, "kernels_won"),
+                     per ? fmt::format("{:.4f}", *per) : kDash);
+}
+
 }  // namespace
 
 std::string render_markdown(const json& r) {
@@ -290,6 +319,7 @@ std::string render_markdown(const json& r) {
   split(out, r, measured);
   kernels(out, r, measured);
   candidates(out, r, measured);
+  llm_agents(out, r);
   end_to_end(out, r);
   return out;
 }
