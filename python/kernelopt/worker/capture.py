@@ -52,7 +52,19 @@ class CaptureError(Exception):
 
 
 def load_problem(path: str | os.PathLike) -> Any:
-    """Import a problem file by path under a unique module name (two problems may share a stem)."""
+    """Import an nn.Module problem file by path (kernel files: kernel_files.import_kernel_file)."""
+    module = _import_file(path)
+    missing = [a for a in ("Model", "get_inputs", "get_init_inputs") if not hasattr(module, a)]
+    if missing:
+        raise CaptureError(
+            f"problem file {path} lacks {', '.join(missing)}",
+            "define class Model(nn.Module), get_inputs() and get_init_inputs()",
+        )
+    return module
+
+
+def _import_file(path: str | os.PathLike) -> Any:
+    """Import a file by path under a unique module name (two problems may share a stem)."""
     path = Path(path)
     if not path.is_file():
         raise CaptureError(f"problem file {path} not found", "pass the path of an existing .py problem file")
@@ -70,12 +82,6 @@ def load_problem(path: str | os.PathLike) -> Any:
             f"problem file {path} fails to import: {_one_line(e)}",
             f"run `python {path}` to see the full error and fix the file",
         ) from e
-    missing = [a for a in ("Model", "get_inputs", "get_init_inputs") if not hasattr(module, a)]
-    if missing:
-        raise CaptureError(
-            f"problem file {path} lacks {', '.join(missing)}",
-            "define class Model(nn.Module), get_inputs() and get_init_inputs()",
-        )
     return module
 
 
@@ -277,10 +283,24 @@ def capture(
         raise CaptureError(f"unknown --dtype {dtype}", f"use one of {', '.join(DTYPES)}")
     if device not in ("cuda", "cpu"):
         raise CaptureError(f"unknown --device {device}", "use cuda or cpu")
+    from .kernel_files import input_kind
+
+    kind = input_kind(problem_path)
+    if kind != "module" and mode != "default":
+        raise CaptureError(f"--mode {mode} applies to torch.compile; a {kind} kernel file is captured as written",
+                           "drop --mode")
     patches = resolve_mode(mode)
-    problem = load_problem(problem_path)
     if device == "cuda" and not torch.cuda.is_available():
         raise CaptureError("--device cuda requested but CUDA is not available", "run on a GPU machine or pass --device cpu")
+    if kind == "triton":
+        from .capture_triton import capture_triton
+
+        return capture_triton(problem_path, out_dir, seed, device, dtype, force, started)
+    if kind == "helion":
+        from .capture_helion import capture_helion
+
+        return capture_helion(problem_path, out_dir, seed, device, dtype, force, started)
+    problem = load_problem(problem_path)
     model, inputs, init_inputs = build_problem(problem, seed, device, DTYPES.get(dtype))
 
     torch._dynamo.reset()  # no graphs cached from an earlier capture in this process
@@ -476,7 +496,8 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m kernelopt.worker.capture",
         description="Run a problem through torch.compile and write an artifact bundle (docs/bundle.md).",
     )
-    parser.add_argument("problem", help="problem file defining Model, get_inputs, get_init_inputs")
+    parser.add_argument("problem", help="problem file: Model/get_inputs/get_init_inputs, or a Triton or Helion "
+                        "kernel file with get_inputs and a launcher (docs/inputs.md)")
     parser.add_argument("--out", required=True, help="bundle directory to create")
     parser.add_argument(
         "--mode",
