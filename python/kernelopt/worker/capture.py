@@ -518,7 +518,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:
         if debug:
             traceback.print_exc()
-        message = str(e) if isinstance(e, CaptureError) else f"{_one_line(e)}; rerun with KERNELOPT_DEBUG=1 for the traceback"
+        # Run as `python -m`, this file is __main__; kernel-file capture raises the package's CaptureError.
+        from kernelopt.worker.capture import CaptureError as PackageCaptureError
+
+        message = str(e) if isinstance(e, (CaptureError, PackageCaptureError)) else f"{_one_line(e)}; rerun with KERNELOPT_DEBUG=1 for the traceback"
         print(f"kernelopt capture: error: {' '.join(message.split())}", file=sys.stderr)
         return 2
     diff = meta["eager_vs_compiled"]

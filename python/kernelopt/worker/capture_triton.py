@@ -9,7 +9,6 @@ reproduce the launcher's outputs, or capture refuses the file.
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import time
 from pathlib import Path
@@ -24,8 +23,6 @@ from .synthesize import SynthesisError, Trace, synthesize_module, trace_launcher
 def build_kernel_problem(path: Path, kind: str, seed: int, device: str, dtype: torch.dtype | None):
     """(LauncherModel, inputs) the way build_problem makes an nn.Module problem's: inputs drawn on the
     CPU under seed + 1, cast, moved."""
-    from .kernel_files import import_kernel_file
-
     module, launcher = import_kernel_file(path, kind)
     try:
         cap.seed_all(seed + 1)
@@ -36,27 +33,22 @@ def build_kernel_problem(path: Path, kind: str, seed: int, device: str, dtype: t
         raise cap.CaptureError(f"get_inputs() of {path} returned no inputs", "return the launcher's inputs as a list")
     if dtype is not None:
         inputs = [x.to(dtype) if cap._is_float_tensor(x) else x for x in inputs]
+    if device == "cpu" and kind == "triton":
+        _first_configs_only(kernel_objects(module))
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
     return LauncherModel(module, launcher), inputs
 
 
-@contextlib.contextmanager
-def _first_configs_only(kernels: dict):
-    """CPU: each autotuner keeps only its first config (one config is never benchmarked)."""
+def _first_configs_only(kernels: dict) -> None:
+    """CPU: each autotuner keeps only its first config (one config is never benchmarked, and the
+    interpreter cannot time). The file was imported for this run alone, so this changes no one else's."""
     from triton.runtime.autotuner import Autotuner
 
-    saved = []
     for k in kernels.values():
         while k is not None:
             if isinstance(k, Autotuner) and len(k.configs) > 1:
-                saved.append((k, k.configs))
                 k.configs = k.configs[:1]
             k = getattr(k, "fn", None) if hasattr(getattr(k, "fn", None), "run") else None
-    try:
-        yield
-    finally:
-        for k, configs in saved:
-            k.configs = configs
 
 
 def _autotuned_configs(kernels: dict, trace: Trace) -> tuple[dict[int, dict], dict]:
@@ -89,8 +81,7 @@ def capture_triton(problem_path: Path, out_dir: Path, seed: int, device: str, dt
     module, name = model.file, model.launcher
     kernels = kernel_objects(module)
     fn = getattr(module, name)
-    tuning = _first_configs_only(kernels) if device == "cpu" else contextlib.nullcontext()
-    with torch.no_grad(), tuning:
+    with torch.no_grad():
         run_launcher(fn, _clone(inputs), problem_path, name)  # autotuning happens here, on copies
         trace = Trace()
         traced_inputs = _clone(inputs)

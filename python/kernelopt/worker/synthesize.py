@@ -72,38 +72,46 @@ class _TorchOverlay:
         return alloc
 
 
+def record_launches_of(jit, name: str, trace: Trace, patched: list) -> None:
+    """Make `jit.run` record each launch into `trace` (undone by unpatch(patched))."""
+    if any(j is jit for j, _ in patched):
+        return
+    original = jit.run
+
+    def recording_run(*args, grid, warmup=False, **kwargs):
+        params = inspect.signature(jit.fn).parameters
+        bound = inspect.signature(jit.fn).bind_partial(*args, **{k: v for k, v in kwargs.items() if k in params})
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        g = grid(dict(values, **kwargs)) if callable(grid) else grid
+        g = tuple(int(x) for x in (g if isinstance(g, (tuple, list)) else (g,)))
+        options = {k: kwargs[k] for k in _LAUNCH_OPTIONS if k in kwargs}
+        trace.launches.append(Launch(jit, name, values, options, (g + (1, 1, 1))[:3]))
+        return original(*args, grid=grid, warmup=warmup, **kwargs)
+
+    jit.run = recording_run
+    patched.append((jit, original))
+
+
+def unpatch(patched: list) -> None:
+    for jit, _ in patched:
+        del jit.run  # the class's run again
+
+
 @contextlib.contextmanager
-def trace_launcher(module, kernels: dict[str, Any], trace: Trace):
+def trace_launcher(module, kernels: dict[str, Any], trace: Trace, patched: list | None = None):
     """Record every launch of `kernels` (global name -> kernel object) and every torch allocation
-    the file makes while the block runs."""
+    the file makes while the block runs; `patched` collects kernels patched later (Helion's)."""
     saved_torch = vars(module).get("torch")
-    patched = []
+    patched = [] if patched is None else patched
     for name, kernel in kernels.items():
-        jit = innermost_jit(kernel)
-        if any(j is jit for j, _ in patched):
-            continue
-        original = jit.run
-
-        def recording_run(*args, grid, warmup=False, _jit=jit, _name=name, _original=original, **kwargs):
-            params = inspect.signature(_jit.fn).parameters
-            bound = inspect.signature(_jit.fn).bind_partial(*args, **{k: v for k, v in kwargs.items() if k in params})
-            bound.apply_defaults()
-            values = dict(bound.arguments)
-            g = grid(dict(values, **kwargs)) if callable(grid) else grid
-            g = tuple(int(x) for x in (g if isinstance(g, (tuple, list)) else (g,)))
-            options = {k: kwargs[k] for k in _LAUNCH_OPTIONS if k in kwargs}
-            trace.launches.append(Launch(_jit, _name, values, options, (g + (1, 1, 1))[:3]))
-            return _original(*args, grid=grid, warmup=warmup, **kwargs)
-
-        jit.run = recording_run
-        patched.append((jit, original))
+        record_launches_of(innermost_jit(kernel), name, trace, patched)
     if saved_torch is torch:
         module.torch = _TorchOverlay(trace)
     try:
         yield trace
     finally:
-        for jit, _ in patched:
-            del jit.run  # the class's run again
+        unpatch(patched)
         if saved_torch is torch:
             module.torch = saved_torch
 
