@@ -35,6 +35,8 @@ def build_kernel_problem(path: Path, kind: str, seed: int, device: str, dtype: t
         inputs = [x.to(dtype) if cap._is_float_tensor(x) else x for x in inputs]
     if device == "cpu" and kind == "triton":
         _first_configs_only(kernel_objects(module))
+    if device == "cpu" and kind == "helion":
+        _interpreter_libdevice()
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
     return LauncherModel(module, launcher), inputs
 
@@ -49,6 +51,17 @@ def _first_configs_only(kernels: dict) -> None:
             if isinstance(k, Autotuner) and len(k.configs) > 1:
                 k.configs = k.configs[:1]
             k = getattr(k, "fn", None) if hasattr(getattr(k, "fn", None), "run") else None
+
+
+def _interpreter_libdevice() -> None:
+    """CPU: Helion's generated code imports libdevice from Inductor's runtime; the interpreter cannot
+    run CUDA's libdevice, so those names become kernelopt's CPU equivalents (as in CPU-mode modules)."""
+    import torch._inductor.runtime.triton_compat as compat
+    import torch._inductor.runtime.triton_helpers as helpers
+
+    from .libdevice_cpu import libdevice
+
+    compat.libdevice = helpers.libdevice = libdevice
 
 
 def _autotuned_configs(kernels: dict, trace: Trace) -> tuple[dict[int, dict], dict]:

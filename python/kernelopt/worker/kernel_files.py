@@ -48,7 +48,11 @@ def input_kind(path: str | Path) -> str:
 def check_helion_installed(path: Path) -> None:
     from .capture import CaptureError
 
-    if importlib.util.find_spec("helion") is None:
+    try:
+        found = importlib.util.find_spec("helion") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
         raise CaptureError(f"{path} is a Helion kernel file but helion is not installed",
                            "pip install helion==1.5.1 (docs/inputs.md lists the wheels for a machine without network)")
 

@@ -313,7 +313,8 @@ def synthesize_module(origin: str, inputs: list, trace: Trace, outputs: list, au
                repr({k: v for k, v in launch.args.items() if k not in config and not isinstance(v, torch.Tensor)
                      and k in constexpr_names(launch.jit)}))
         if key not in seen:
-            var = f"{launch.jit.fn.__name__}_{len(seen)}"
+            # Named like Inductor's kernels (triton_...), numbered like its user kernels.
+            var = f"triton_{launch.jit.fn.__name__.lstrip('_')}_{len(seen)}"
             text, runtime = kernel_decl(var, launch, config, device_props)
             seen[key] = (var, runtime)
             decls.append(text)
