@@ -91,15 +91,15 @@ def test_engine_inspects_verifies_and_optimizes_a_kernel_file(kernelopt_bin, tmp
     v = subprocess.run([kernelopt_bin, "verify", bundle, "--kernel", "triton_softmax_kernel_0", "--candidate",
                         tmp_path / "bad.py", "--device", "cpu"], capture_output=True, text=True, env=env, timeout=300)
     assert v.returncode != 0 and "G2" in v.stdout + v.stderr, v.stdout + v.stderr
-    (tmp_path / "same.py").write_text(src)
-    v = subprocess.run([kernelopt_bin, "verify", bundle, "--kernel", "triton_softmax_kernel_0", "--candidate",
-                        tmp_path / "same.py", "--device", "cpu"], capture_output=True, text=True, env=env, timeout=300)
-    assert v.returncode == 0, v.stdout + v.stderr
     o = subprocess.run([kernelopt_bin, "optimize", bundle, "--device", "cpu", "--out", tmp_path / "res"],
                        capture_output=True, text=True, env=env, timeout=300)
     assert o.returncode == 0, o.stdout + o.stderr
     report = json.loads((tmp_path / "res" / "report.json").read_text())
-    assert (tmp_path / "res" / "module_0.py").exists() and report
+    (kernel,) = report["kernels"]
+    assert kernel["name"] == "triton_softmax_kernel_0" and kernel["kind"] == "user_autotune" and kernel["accepted"]
+    assert (tmp_path / "res" / "module_0.py").exists() and (tmp_path / "res" / "baseline" / "module_0.py").exists()
+    # The search varied launch options of the user kernel and the cascade accepted one (CPU: correctness only).
+    assert "fixed_config(" in (tmp_path / "res" / "module_0.py").read_text(), o.stdout
 
 
 def _kernel_source(bundle):
@@ -141,19 +141,30 @@ def get_inputs():
     (_KERNEL, ["defines k but no launcher", "def launch(*inputs)"]),
     (_KERNEL + "def launch(x):\n    y = torch.empty_like(x)\n    k[(triton.cdiv(x.numel(), BLOCK),)](x, y, x.numel(), B=BLOCK)\n"
      "    return y\n", ["reads global 'BLOCK'", "define it in the file"]),
+    (_KERNEL + "def launch(x):\n    y = torch.empty_like(x)\n    k[(4,)](x, y, x.numel(), B=256)\n    y.add_(1)\n"
+     "    return y\n", ["differs from the launcher", "keep only allocations"]),
     (_KERNEL + "def launch(x):\n    y = torch.empty_like(x)\n    k[(4,)](x, y, x.numel(), B=256)\n    return y + 1\n",
-     ["differs from the launcher", "keep only allocations"]),
+     ["output 0 of the launcher is a tensor the launcher made with something other than torch.empty"]),
     (_KERNEL + "def launch(x):\n    return x * 2\n", ["launched no Triton kernel"]),
-    (_KERNEL + "def launch(x):\n    y = torch.empty_like(x)\n    k[(4,)](x, y, x.numel(), B=256)\n    return y\n"
-     "def other(x):\n    return x\n", ["several candidate launchers", "name the launcher `launch`"]),
+    (_KERNEL + "def run_a(x):\n    return x\ndef run_b(x):\n    return x\n",
+     ["several candidate launchers (run_a, run_b)", "name the launcher `launch`"]),
 ])
-def test_bad_kernel_files_fail_in_one_line(tmp_path, text, needles):
-    r = _capture(tmp_path, text)
+def test_bad_kernel_files_name_the_fix(tmp_path, text, needles):
+    path = tmp_path / "k.py"
+    path.write_text(text)
+    with pytest.raises(cap.CaptureError) as e:
+        cap.capture(path, tmp_path / "b", device="cpu")
+    for n in needles:
+        assert n in str(e.value), str(e.value)
+    assert "\n" not in str(e.value) and not (tmp_path / "b").exists()
+
+
+def test_bad_kernel_file_fails_in_one_line_with_exit_2(tmp_path):
+    r = _capture(tmp_path, _KERNEL)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("kernelopt capture: error: "), r.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
+    assert "no launcher" in lines[0] and "def launch(*inputs)" in lines[0]
     assert not (tmp_path / "b").exists()
 
 

@@ -49,6 +49,7 @@ def _first_configs_only(kernels: dict) -> None:
     for k in kernels.values():
         while k is not None:
             if isinstance(k, Autotuner) and len(k.configs) > 1:
+                k.kernelopt_all_configs = k.configs  # meta.json still lists them all
                 k.configs = k.configs[:1]
             k = getattr(k, "fn", None) if hasattr(getattr(k, "fn", None), "run") else None
 
@@ -78,7 +79,8 @@ def _autotuned_configs(kernels: dict, trace: Trace) -> tuple[dict[int, dict], di
         chosen = k.best_config or k.configs[0]
         per_launch[n] = dict(chosen.kwargs)
         per_kernel[launch.global_name] = {
-            "configs": [dict(c.kwargs, num_warps=c.num_warps, num_stages=c.num_stages) for c in k.configs],
+            "configs": [dict(c.kwargs, num_warps=c.num_warps, num_stages=c.num_stages)
+                        for c in getattr(k, "kernelopt_all_configs", k.configs)],
             "chosen": dict(chosen.kwargs, num_warps=chosen.num_warps, num_stages=chosen.num_stages),
         }
     return per_launch, per_kernel
