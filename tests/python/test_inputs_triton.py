@@ -136,8 +136,9 @@ def get_inputs():
 
 
 @pytest.mark.parametrize("text, needles", [
-    ("import torch\ndef launch(x):\n    return x\ndef get_inputs():\n    return [torch.randn(4)]\n",
+    ("import torch, triton\ndef launch(x):\n    return x\ndef get_inputs():\n    return [torch.randn(4)]\n",
      ["defines no Triton kernel", "@triton.jit"]),
+    ("import torch\ndef launch(x):\n    return x\n", ["lacks Model, get_inputs", "docs/inputs.md"]),
     (_KERNEL, ["defines k but no launcher", "def launch(*inputs)"]),
     (_KERNEL + "def launch(x):\n    y = torch.empty_like(x)\n    k[(triton.cdiv(x.numel(), BLOCK),)](x, y, x.numel(), B=BLOCK)\n"
      "    return y\n", ["reads global 'BLOCK'", "define it in the file"]),

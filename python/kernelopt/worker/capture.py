@@ -58,7 +58,8 @@ def load_problem(path: str | os.PathLike) -> Any:
     if missing:
         raise CaptureError(
             f"problem file {path} lacks {', '.join(missing)}",
-            "define class Model(nn.Module), get_inputs() and get_init_inputs()",
+            "define class Model(nn.Module), get_inputs() and get_init_inputs() (or, for a Triton or Helion "
+            "kernel file, kernels, a launcher and get_inputs(): docs/inputs.md)",
         )
     return module
 

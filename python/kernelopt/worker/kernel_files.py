@@ -37,12 +37,15 @@ def input_kind(path: str | Path) -> str:
         raise CaptureError(f"{path}:{e.lineno}: syntax error: {e.msg}", "fix the file's syntax") from e
     if any(isinstance(n, ast.ClassDef) and n.name == "Model" for n in tree.body):
         return "module"
+    imported = set()
     for node in ast.walk(tree):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
             [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-        if any(n == "helion" or n.startswith("helion.") for n in names):
-            return "helion"
-    return "triton"
+        imported.update(n.split(".")[0] for n in names)
+    if "helion" in imported:
+        return "helion"
+    # Neither a Model nor a kernel library: report it as an nn.Module problem missing its parts.
+    return "triton" if "triton" in imported else "module"
 
 
 def check_helion_installed(path: Path) -> None:
