@@ -118,6 +118,10 @@ def test_load_launcher_runs_the_result_like_the_original():
     assert torch.equal(run(*inputs), model(*inputs))
     with pytest.raises(kernelopt.ResultError, match="recorded"):
         run(inputs[0][:, :512], *inputs[1:])
+    with pytest.raises(kernelopt.ResultError, match="load_launcher"):
+        kernelopt.load(bundle, model)
+    with pytest.raises(kernelopt.ResultError, match=r"kernelopt.load\(path, model\)"):
+        kernelopt.load_launcher(CORPUS / "softmax_lastdim", device="cpu")
 
 
 # ---------------------------------------------------------------- bad input

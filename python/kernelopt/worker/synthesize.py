@@ -183,6 +183,17 @@ def _triton_type(value: Any) -> str:
     raise TypeError(f"unsupported kernel argument {type(value).__name__}")
 
 
+def _inductor_meta_common() -> dict:
+    """What Inductor adds to every kernel's inductor_meta (backend hash, cache switches); it needs a
+    GPU driver, so a CPU capture goes without (the interpreter's launcher reads none of it)."""
+    try:
+        from torch._inductor.codegen.triton import TritonKernel
+
+        return dict(TritonKernel.inductor_meta_common())
+    except Exception:
+        return {}
+
+
 def constexpr_names(jit) -> list[str]:
     """The kernel's tl.constexpr parameters (JITFunction and the interpreter's function alike)."""
     from triton.runtime.jit import _normalize_ty
@@ -216,7 +227,7 @@ def kernel_decl(var: str, launch: Launch, config: dict, device_props: str) -> tu
                 divisible[(i,)] = [["tt.divisibility", 16]]
     inductor_meta = {"grid_type": "FixedGrid", "fixed_grid": ["_grid_0", "_grid_1", "_grid_2"],
                      "extra_launcher_args": ["_grid_0", "_grid_1", "_grid_2"], "kernel_name": var,
-                     "declared_constexpr_names": constexprs}
+                     "declared_constexpr_names": constexprs, **_inductor_meta_common()}
     triton_meta = (f"{{'signature': {signature!r}, 'device': {device_props}, 'constants': {constants!r}, "
                    f"'configs': [{divisible!r}]}}")
     source = kernel_closure_source(jit).replace(f"def {jit.fn.__name__}(", f"def {var}(", 1)
