@@ -73,3 +73,17 @@ def test_helion_launcher_result_loads_in_python():
     model, inputs = rebuild_problem(bundle, "cpu")
     got = kernelopt.load_launcher(bundle, device="cpu")(*inputs)
     assert torch.equal(got, model(*inputs)) and torch.equal(got, torch.relu(inputs[0] + inputs[1]))
+
+
+@needs_helion
+def test_kernel_without_config_gets_helions_default_and_keeps_it(tmp_path):
+    # No config=: capture takes Helion's default config (no autotune asked for, none possible on a CPU),
+    # pins it, and the rebuilt reference runs that config instead of starting Helion's autotuner.
+    text = (EXAMPLES / "add_relu.py").read_text().replace("N = 65536", "N = 4096").replace(
+        "@helion.kernel(config=helion.Config(block_sizes=[1024], num_warps=4))", '@helion.kernel(autotune_effort="quick")')
+    (tmp_path / "add_relu_auto.py").write_text(text)
+    meta = cap.capture(tmp_path / "add_relu_auto.py", tmp_path / "b", device="cpu")
+    assert meta["helion"]["kernels"][0]["chosen_by"] == "Helion's default config"
+    base = bundle_ops.run_baseline({"bundle": str(tmp_path / "b")})
+    assert base["match"], base
+    bundle_ops._bundles.clear()

@@ -45,7 +45,12 @@ def rebuild_problem(bundle_dir: str | Path, device: str) -> tuple[torch.nn.Modul
         # A kernel file: the "model" runs its original launcher (kernel_files.LauncherModel).
         from .capture_triton import build_kernel_problem
 
-        return build_kernel_problem(Path(bundle_dir) / meta["problem"], kind, meta["seed"], device, dtype)
+        model, inputs = build_kernel_problem(Path(bundle_dir) / meta["problem"], kind, meta["seed"], device, dtype)
+        if kind == "helion":
+            from .capture_helion import pin_recorded_configs
+
+            pin_recorded_configs(model, inputs, meta)
+        return model, inputs
     model, inputs, _ = build_problem(Path(bundle_dir) / meta["problem"], meta["seed"], device, dtype)
     return model, inputs
 

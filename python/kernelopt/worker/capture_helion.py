@@ -51,6 +51,7 @@ class _Generated:
     def __call__(self, *args):
         bound = self.kernel.bind(args)
         config, how = choose_config(self.kernel, bound, list(args), self.device)
+        bound.set_config(config)  # the reference (the Helion kernel itself) runs this config, never retunes
         code = bound.to_triton_code(config)
         path = self.workdir / f"helion_{self.name}_{hashlib.sha1(code.encode()).hexdigest()[:10]}.py"
         path.write_text(code, encoding="utf-8")
@@ -113,6 +114,17 @@ def capture_helion(problem_path: Path, out_dir: Path, seed: int, device: str, dt
     meta["helion"] = {"version": _helion_version(), "kernels": [r for g in stand_ins.values() for r in g.records]}
     meta["created"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     return finish(problem_path, out_dir, force, source, meta, model, inputs, device)
+
+
+def pin_recorded_configs(model, inputs: list, meta: dict) -> None:
+    """Bind each Helion kernel the launcher calls directly on the inputs to the config capture recorded,
+    so the reference runs what the baseline was generated from (and no autotuning starts in a worker)."""
+    import helion
+
+    for rec in meta.get("helion", {}).get("kernels", []):
+        kernel = getattr(model.file, rec["kernel"], None)
+        if kernel is not None and rec["kernel"] == model.launcher:
+            kernel.bind(tuple(inputs)).set_config(helion.Config(**rec["config"]))
 
 
 def _helion_version() -> str | None:
