@@ -22,11 +22,13 @@ TRITON_CORPUS = sorted((CORPUS / "triton").glob("*/meta.json"))
 
 
 def _capture(tmp_path, text: str, name: str = "k.py"):
+    # Without TRITON_INTERPRET: capture restarts itself with the interpreter for a kernel file.
     path = tmp_path / name
     path.write_text(text)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     return subprocess.run([sys.executable, "-m", "kernelopt.worker.capture", str(path), "--out",
                            str(tmp_path / "b"), "--device", "cpu"], capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
+                          env=dict(env, PYTHONPATH=str(ROOT / "python")))
 
 
 def test_capture_softmax_writes_an_inductor_style_bundle(tmp_path):
@@ -171,6 +173,9 @@ def test_bad_kernel_file_fails_in_one_line_with_exit_2(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("kernelopt capture: error: "), r.stderr
     assert "no launcher" in lines[0] and "def launch(*inputs)" in lines[0]
     assert not (tmp_path / "b").exists()
+    good = _capture(tmp_path, _KERNEL + "def launch(x):\n    y = torch.empty_like(x)\n    k[(4,)](x, y, x.numel(), B=256)\n"
+                    "    return y\n", name="good.py")
+    assert good.returncode == 0 and "wrote" in good.stdout, good.stderr
 
 
 def test_helion_file_without_helion_names_the_install(tmp_path):

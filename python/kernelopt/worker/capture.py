@@ -492,6 +492,15 @@ def _one_line(e: BaseException) -> str:
     return text if len(text) <= 400 else text[:397] + "..."
 
 
+def _is_kernel_file(path: str) -> bool:
+    from .kernel_files import input_kind
+
+    try:
+        return input_kind(path) != "module"
+    except CaptureError:
+        return False  # reported by capture() itself
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m kernelopt.worker.capture",
@@ -510,6 +519,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dtype", choices=list(DTYPES), help="cast the model and floating inputs to this dtype")
     parser.add_argument("--force", action="store_true", help="replace an existing non-empty --out")
     args = parser.parse_args(argv)
+    if args.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1" and _is_kernel_file(args.problem):
+        # A kernel file runs its kernels in CPU mode through Triton's interpreter, which must be chosen
+        # before triton is first imported: start again with it.
+        env = dict(os.environ, TRITON_INTERPRET="1")
+        os.execve(sys.executable, [sys.executable, "-m", "kernelopt.worker.capture", *(argv or sys.argv[1:])], env)
     debug = os.environ.get("KERNELOPT_DEBUG") == "1"
     if not debug and not os.environ.get("TORCH_LOGS"):
         # Dynamo logs its own tracebacks on compile errors; we report those in one line.

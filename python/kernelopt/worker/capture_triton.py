@@ -23,6 +23,8 @@ from .synthesize import SynthesisError, Trace, synthesize_module, trace_launcher
 def build_kernel_problem(path: Path, kind: str, seed: int, device: str, dtype: torch.dtype | None):
     """(LauncherModel, inputs) the way build_problem makes an nn.Module problem's: inputs drawn on the
     CPU under seed + 1, cast, moved."""
+    if device == "cpu":
+        _require_interpreter()
     module, launcher = import_kernel_file(path, kind)
     try:
         cap.seed_all(seed + 1)
@@ -39,6 +41,16 @@ def build_kernel_problem(path: Path, kind: str, seed: int, device: str, dtype: t
         _interpreter_libdevice()
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
     return LauncherModel(module, launcher), inputs
+
+
+def _require_interpreter() -> None:
+    from .cpu_runtime import _check_interpreter
+
+    try:
+        _check_interpreter()
+    except RuntimeError as e:
+        raise cap.CaptureError(f"a kernel file runs on the CPU through Triton's interpreter: {e}",
+                               "set TRITON_INTERPRET=1 before triton is imported (`kernelopt capture` does)") from e
 
 
 def _first_configs_only(kernels: dict) -> None:
