@@ -40,6 +40,13 @@ def test_engine_reads_helion_bundles(kernelopt_bin, meta_path):
     assert "import helion" not in module and "from helion" not in module  # runs without Helion
 
 
+def test_helion_helpers_are_copied_into_the_kernel():
+    module = (CORPUS / "helion" / "softmax" / "module_0.py").read_text()
+    assert "def helion_triton_helpers__max_propagate_nan(" in module
+    assert "helion_triton_helpers__max_propagate_nan(load, 1)" in module
+    assert "helion_triton_helpers." not in module
+
+
 @needs_helion
 def test_capture_uses_the_kernels_config_and_matches_helion(tmp_path):
     meta = cap.capture(EXAMPLES / "rms_norm.py", tmp_path / "b", device="cpu")

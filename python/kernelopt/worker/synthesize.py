@@ -15,10 +15,13 @@ recorded: capture checks the module against the launcher and refuses when they d
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import inspect
 import json
+import re
 import textwrap
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,13 +142,33 @@ def kernel_closure_source(jit) -> str:
 
     parts = [_def_source(jit.fn)]
     included = {jit.fn.__name__}
+    renames: dict[str, str] = {}  # "helpers.fn" -> "helpers__fn"
+
+    def include_module_helpers(fn, name: str, module) -> None:
+        # Helpers reached as `module.fn(...)` (Helion's generated code calls helion.runtime.triton.helpers
+        # this way): each becomes a local @triton.jit function and the call sites are renamed, so the
+        # kernel imports nothing beyond triton and Inductor's runtime (G1).
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name:
+                helper = getattr(module, node.attr, None)
+                local = f"{name}__{node.attr}"
+                if isinstance(helper, KernelInterface) and inspect.isfunction(getattr(helper, "fn", None)) \
+                        and local not in included:
+                    included.add(local)
+                    renames[f"{name}.{node.attr}"] = local
+                    parts.append("@triton.jit\n" + _def_source(helper.fn).replace(
+                        f"def {helper.fn.__name__}(", f"def {local}(", 1))
+                    traverse(helper.fn)
 
     def traverse(fn):
         for name in fn.__code__.co_names:
             if name in included or name not in fn.__globals__:
                 continue
             symbol = fn.__globals__[name]
-            if isinstance(symbol, KernelInterface) and hasattr(symbol, "fn") and inspect.isfunction(symbol.fn):
+            if isinstance(symbol, types.ModuleType) and not symbol.__name__.startswith(("triton", "torch", "math")):
+                include_module_helpers(fn, name, symbol)
+            elif isinstance(symbol, KernelInterface) and hasattr(symbol, "fn") and inspect.isfunction(symbol.fn):
                 included.add(name)
                 parts.append("@triton.jit\n" + _def_source(symbol.fn))
                 traverse(symbol.fn)
@@ -157,7 +180,10 @@ def kernel_closure_source(jit) -> str:
                 parts.append(f"{name} = {symbol!r}\n")
 
     traverse(jit.fn)
-    return "\n".join(parts)
+    text = "\n".join(parts)
+    for dotted, local in renames.items():
+        text = re.sub(rf"\b{re.escape(dotted)}\b", local, text)
+    return text
 
 
 _PREAMBLE = """
