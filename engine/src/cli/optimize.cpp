@@ -88,11 +88,11 @@ void load(Job& job) {
   if (ir::is_bundle_dir(o.target)) {
     job.bundle_dir = o.target;
   } else if (fs::is_regular_file(target) && target.extension() == ".py") {
-    // A Triton or Helion kernel file (no top-level `class Model`, docs/inputs.md) is captured by running
+    // A Triton or Helion kernel file (no top-level Model, as kernel_files.input_kind decides, docs/inputs.md) is captured by running
     // its own kernels, which the interpreter can do in CPU mode; an nn.Module needs Inductor on a GPU.
     std::ifstream in(target);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    bool kernel_file = !std::regex_search(text, std::regex(R"((^|\n)class Model\b)"));
+    bool kernel_file = !std::regex_search(text, std::regex(R"((^|\n)(class Model\b|from \S+ import .*\bModel\b|Model\s*=))"));
     if (!job.gpu() && !kernel_file)
       throw UserError(fmt::format("{}: a problem file is captured with torch.compile on a GPU; in CPU mode pass a "
                                   "bundle captured on a GPU (kernelopt capture on a GPU machine)",

@@ -35,8 +35,11 @@ def input_kind(path: str | Path) -> str:
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     except SyntaxError as e:
         raise CaptureError(f"{path}:{e.lineno}: syntax error: {e.msg}", "fix the file's syntax") from e
-    if any(isinstance(n, ast.ClassDef) and n.name == "Model" for n in tree.body):
-        return "module"
+    for n in tree.body:  # Model defined, imported or assigned at top level
+        if (isinstance(n, ast.ClassDef) and n.name == "Model") or \
+                (isinstance(n, ast.ImportFrom) and any((a.asname or a.name) == "Model" for a in n.names)) or \
+                (isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "Model" for t in n.targets)):
+            return "module"
     imported = set()
     for node in ast.walk(tree):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
