@@ -6,7 +6,7 @@ import triton
 import triton.language as tl
 
 ROWS, COLS = 16384, 4096  # realistic size (the small file is column_sum.py)
-ROW_BLOCK = 64
+ROW_BLOCK = 512  # 32 partial rows for the fold kernel
 
 
 @triton.jit
