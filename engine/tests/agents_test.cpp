@@ -95,6 +95,36 @@ TEST(ConfigSpace, SplitScansAndTemplatesAreNotSearched) {
   EXPECT_NE(why.find("split scans"), std::string::npos);
 }
 
+TEST(ConfigSpace, UserKernelsVaryOnlyLaunchOptions) {
+  // A kernel file's autotuned matmul (docs/inputs.md): its block sizes fixed the launcher's grid, so
+  // the space keeps them and varies num_warps / num_stages; pinned candidates keep the metas and pass G1.
+  auto b = corpus("triton/matmul_bias_relu");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  EXPECT_EQ(k.kind, "user_autotune");
+  std::string why;
+  auto shape = agents::kernel_shape(k, json::object(), &why);
+  ASSERT_TRUE(shape) << why;
+  EXPECT_EQ(shape->base_config["BLOCK_M"], 32);
+  auto space = agents::config_space(*shape);
+  ASSERT_EQ(space.size(), 19u);  // 5 warps x 4 stages, less the captured (4, 2)
+  for (const json& c : space) {
+    EXPECT_EQ(c["BLOCK_M"], 32);
+    EXPECT_EQ(c["BLOCK_N"], 32);
+    EXPECT_EQ(c["BLOCK_K"], 32);
+    EXPECT_FALSE(c["num_warps"] == 4 && c["num_stages"] == 2) << c.dump();
+  }
+  EXPECT_EQ(space.front().value("num_warps", 0) == 4 || space.front().value("num_stages", 0) == 2, true);
+  json other_block = space.front();
+  other_block["BLOCK_M"] = 64;
+  EXPECT_FALSE(agents::config_is_safe(*shape, other_block));
+  json extra = space.front();
+  extra["GROUP"] = 8;
+  EXPECT_FALSE(agents::config_is_safe(*shape, extra));
+  std::string pinned = agents::pin_config(k.source, k.name, space.front());
+  EXPECT_NE(pinned.find("'extra_launcher_args': ['_grid_0', '_grid_1', '_grid_2']"), std::string::npos);
+  EXPECT_TRUE(verify::run_g1(k, pinned).passed);
+}
+
 TEST(Roofline, CompulsoryBytes) {
   auto b = corpus("softmax_large");
   const ir::Kernel& k = b->graphs[0]->kernels.at(0);

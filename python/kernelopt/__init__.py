@@ -6,6 +6,7 @@ Python API (docs/python_api.md) is reached lazily:
 
     kernelopt.load(DIR, model)                         # run an optimized result
     torch.compile(model, backend=kernelopt.backend(DIR))  # apply it inside torch.compile
+    kernelopt.load_launcher(DIR)                        # a Triton/Helion kernel file's optimized launcher
 """
 
 __version__ = "0.1.0"
@@ -16,6 +17,7 @@ _LAZY = {
     "backend": "api",
     "ResultError": "api",
     "match_module": "api",
+    "load_launcher": "api_kernels",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -238,6 +238,9 @@ def load(path: str | Path, model: torch.nn.Module, device: str | None = None, *,
     fallback=True, run `model`'s own forward (logged). Runs without autograd (inference only).
     """
     result = open_result(path)
+    if result.meta.get("input_kind", "module") != "module":
+        raise ResultError(f"{result.path} was captured from a {result.meta['input_kind']} kernel file, which has no "
+                          "model; use kernelopt.load_launcher(path)")
     dev = _resolve_device(result.meta, device)
     _check_model(result, model, dev)
     return LoadedResult(result, model, dev, fallback)

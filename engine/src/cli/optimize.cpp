@@ -12,6 +12,7 @@
 #include <fstream>
 #include <future>
 #include <iostream>
+#include <regex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -92,15 +93,22 @@ void load(Job& job) {
   if (ir::is_bundle_dir(o.target)) {
     job.bundle_dir = o.target;
   } else if (fs::is_regular_file(target) && target.extension() == ".py") {
-    if (!job.gpu())
+    // A Triton or Helion kernel file (no top-level Model, as kernel_files.input_kind decides, docs/inputs.md) is captured by running
+    // its own kernels, which the interpreter can do in CPU mode; an nn.Module needs Inductor on a GPU.
+    std::ifstream in(target);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    bool kernel_file = !std::regex_search(text, std::regex(R"((^|\n)(class Model\b|from \S+ import .*\bModel\b|Model\s*=))"));
+    if (!job.gpu() && !kernel_file)
       throw UserError(fmt::format("{}: a problem file is captured with torch.compile on a GPU; in CPU mode pass a "
                                   "bundle captured on a GPU (kernelopt capture on a GPU machine)",
                                   o.target));
     fs::path dir = job.out / "bundle";
-    job.say(fmt::format("capturing {} with torch.compile into {}", o.target, dir.string()));
+    job.say(fmt::format("capturing {} {} into {}", o.target, kernel_file ? "(a kernel file)" : "with torch.compile",
+                        dir.string()));
     CaptureOptions c;
-    c.problem = o.target, c.out = dir.string(), c.mode = o.mode, c.device = "cuda", c.dtype = o.dtype, c.force = true;
-    c.gpu = split_list(o.gpus).empty() ? "" : split_list(o.gpus).front();
+    c.problem = o.target, c.out = dir.string(), c.mode = o.mode, c.device = job.gpu() ? "cuda" : "cpu",
+    c.dtype = o.dtype, c.force = true;
+    c.gpu = !job.gpu() || split_list(o.gpus).empty() ? "" : split_list(o.gpus).front();
     std::string error_line;
     if (int rc = capture_and_wait(c, &error_line); rc != 0)
       throw UserError(error_line.empty() ? fmt::format("capturing {} failed (exit {})", o.target, rc)

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from . import compare as cmp
-from .bundle_runner import BundleError, _BundleBackend, read_meta, rebuild_problem
+from .bundle_runner import BundleError, _BundleBackend, call_args, is_kernel_file, read_meta, rebuild_problem
 from .compile_check import compile_for_launch
 from .cpu_runtime import load_module
 from .launches import LaunchRecord, kernel_decls, kernel_vars, record_launches
@@ -93,6 +93,15 @@ def model_runner(state: BundleState, modules: list | None = None):
     """A callable running the model on its rebuilt inputs with each graph replaced by `modules`
     (default: the baseline's); compiled once, so repeated calls time only the run."""
     model, inputs = rebuild_problem(state.dir, state.device)
+    if is_kernel_file(state.meta):
+        # A kernel file's module takes the launcher's inputs directly; no Dynamo in between.
+        module = (modules or state.modules)[0]
+
+        def run_direct():
+            with torch.no_grad():
+                return module.call(call_args(state.dir, 0, model, inputs, state.meta))
+
+        return run_direct
     backend = _BundleBackend(state.meta["graphs"], modules or state.modules)
     torch._dynamo.reset()
     compiled = torch.compile(model, backend=backend, dynamic=False)
@@ -111,6 +120,13 @@ def run_model(state: BundleState, modules: list | None = None):
 
 def eager_model(state: BundleState, dtype: torch.dtype | None = None):
     model, inputs = rebuild_problem(state.dir, state.device)
+    if is_kernel_file(state.meta) and dtype == torch.float64:
+        # The file's reference(*inputs) in float64; without one, the original launcher at its own
+        # precision is the best reference there is (G3's fallback then cannot rescue a candidate).
+        up = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+        with torch.no_grad():
+            ref = model.float64_forward(*up)
+            return ref if ref is not None else model(*inputs)
     if dtype is not None:
         model = model.to(dtype)
         inputs = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]

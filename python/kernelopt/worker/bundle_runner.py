@@ -40,8 +40,24 @@ def rebuild_problem(bundle_dir: str | Path, device: str) -> tuple[torch.nn.Modul
     """(model, inputs) with the weights and inputs capture used: same seed, same dtype override."""
     meta = read_meta(bundle_dir)
     dtype = DTYPES[meta["dtype"]] if meta.get("dtype") else None
+    kind = meta.get("input_kind", "module")
+    if kind != "module":
+        # A kernel file: the "model" runs its original launcher (kernel_files.LauncherModel).
+        from .capture_triton import build_kernel_problem
+
+        model, inputs = build_kernel_problem(Path(bundle_dir) / meta["problem"], kind, meta["seed"], device, dtype)
+        if kind == "helion":
+            from .capture_helion import pin_recorded_configs
+
+            pin_recorded_configs(model, inputs, meta)
+        return model, inputs
     model, inputs, _ = build_problem(Path(bundle_dir) / meta["problem"], meta["seed"], device, dtype)
     return model, inputs
+
+
+def is_kernel_file(meta: dict) -> bool:
+    """A bundle of a Triton or Helion kernel file: one module whose call() takes the launcher's inputs."""
+    return meta.get("input_kind", "module") != "module"
 
 
 def call_args(bundle_dir: str | Path, graph_index: int, model: torch.nn.Module, inputs: list,
@@ -91,6 +107,9 @@ def run_bundle(bundle_dir: str | Path, device: str, config_overrides: dict[int, 
     for k, graph in enumerate(meta["graphs"]):
         path = bundle_dir / graph["module"]
         modules.append(load_module(path.read_text(encoding="utf-8"), str(path), device, overrides.get(k)))
+    if is_kernel_file(meta):
+        with torch.no_grad():
+            return modules[0].call(call_args(bundle_dir, 0, model, inputs, meta))
     backend = _BundleBackend(meta["graphs"], modules)
     torch._dynamo.reset()  # graphs cached from an earlier model would skip the backend
     compiled = torch.compile(model, backend=backend, dynamic=False)

@@ -52,7 +52,20 @@ class CaptureError(Exception):
 
 
 def load_problem(path: str | os.PathLike) -> Any:
-    """Import a problem file by path under a unique module name (two problems may share a stem)."""
+    """Import an nn.Module problem file by path (kernel files: kernel_files.import_kernel_file)."""
+    module = _import_file(path)
+    missing = [a for a in ("Model", "get_inputs", "get_init_inputs") if not hasattr(module, a)]
+    if missing:
+        raise CaptureError(
+            f"problem file {path} lacks {', '.join(missing)}",
+            "define class Model(nn.Module), get_inputs() and get_init_inputs() (or, for a Triton or Helion "
+            "kernel file, kernels, a launcher and get_inputs(): docs/inputs.md)",
+        )
+    return module
+
+
+def _import_file(path: str | os.PathLike) -> Any:
+    """Import a file by path under a unique module name (two problems may share a stem)."""
     path = Path(path)
     if not path.is_file():
         raise CaptureError(f"problem file {path} not found", "pass the path of an existing .py problem file")
@@ -70,12 +83,6 @@ def load_problem(path: str | os.PathLike) -> Any:
             f"problem file {path} fails to import: {_one_line(e)}",
             f"run `python {path}` to see the full error and fix the file",
         ) from e
-    missing = [a for a in ("Model", "get_inputs", "get_init_inputs") if not hasattr(module, a)]
-    if missing:
-        raise CaptureError(
-            f"problem file {path} lacks {', '.join(missing)}",
-            "define class Model(nn.Module), get_inputs() and get_init_inputs()",
-        )
     return module
 
 
@@ -277,10 +284,24 @@ def capture(
         raise CaptureError(f"unknown --dtype {dtype}", f"use one of {', '.join(DTYPES)}")
     if device not in ("cuda", "cpu"):
         raise CaptureError(f"unknown --device {device}", "use cuda or cpu")
+    from .kernel_files import input_kind
+
+    kind = input_kind(problem_path)
+    if kind != "module" and mode != "default":
+        raise CaptureError(f"--mode {mode} applies to torch.compile; a {kind} kernel file is captured as written",
+                           "drop --mode")
     patches = resolve_mode(mode)
-    problem = load_problem(problem_path)
     if device == "cuda" and not torch.cuda.is_available():
         raise CaptureError("--device cuda requested but CUDA is not available", "run on a GPU machine or pass --device cpu")
+    if kind == "triton":
+        from .capture_triton import capture_triton
+
+        return capture_triton(problem_path, out_dir, seed, device, dtype, force, started)
+    if kind == "helion":
+        from .capture_helion import capture_helion
+
+        return capture_helion(problem_path, out_dir, seed, device, dtype, force, started)
+    problem = load_problem(problem_path)
     model, inputs, init_inputs = build_problem(problem, seed, device, DTYPES.get(dtype))
 
     torch._dynamo.reset()  # no graphs cached from an earlier capture in this process
@@ -471,12 +492,22 @@ def _one_line(e: BaseException) -> str:
     return text if len(text) <= 400 else text[:397] + "..."
 
 
+def _is_kernel_file(path: str) -> bool:
+    from .kernel_files import input_kind
+
+    try:
+        return input_kind(path) != "module"
+    except CaptureError:
+        return False  # reported by capture() itself
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m kernelopt.worker.capture",
         description="Run a problem through torch.compile and write an artifact bundle (docs/bundle.md).",
     )
-    parser.add_argument("problem", help="problem file defining Model, get_inputs, get_init_inputs")
+    parser.add_argument("problem", help="problem file: Model/get_inputs/get_init_inputs, or a Triton or Helion "
+                        "kernel file with get_inputs and a launcher (docs/inputs.md)")
     parser.add_argument("--out", required=True, help="bundle directory to create")
     parser.add_argument(
         "--mode",
@@ -488,6 +519,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dtype", choices=list(DTYPES), help="cast the model and floating inputs to this dtype")
     parser.add_argument("--force", action="store_true", help="replace an existing non-empty --out")
     args = parser.parse_args(argv)
+    if args.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1" and _is_kernel_file(args.problem):
+        # A kernel file runs its kernels in CPU mode through Triton's interpreter, which must be chosen
+        # before triton is first imported: start again with it.
+        env = dict(os.environ, TRITON_INTERPRET="1")
+        os.execve(sys.executable, [sys.executable, "-m", "kernelopt.worker.capture", *(argv or sys.argv[1:])], env)
     debug = os.environ.get("KERNELOPT_DEBUG") == "1"
     if not debug and not os.environ.get("TORCH_LOGS"):
         # Dynamo logs its own tracebacks on compile errors; we report those in one line.
@@ -497,7 +533,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:
         if debug:
             traceback.print_exc()
-        message = str(e) if isinstance(e, CaptureError) else f"{_one_line(e)}; rerun with KERNELOPT_DEBUG=1 for the traceback"
+        # Run as `python -m`, this file is __main__; kernel-file capture raises the package's CaptureError.
+        from kernelopt.worker.capture import CaptureError as PackageCaptureError
+
+        message = str(e) if isinstance(e, (CaptureError, PackageCaptureError)) else f"{_one_line(e)}; rerun with KERNELOPT_DEBUG=1 for the traceback"
         print(f"kernelopt capture: error: {' '.join(message.split())}", file=sys.stderr)
         return 2
     diff = meta["eager_vs_compiled"]

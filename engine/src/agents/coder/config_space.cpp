@@ -50,6 +50,32 @@ std::vector<int64_t> powers(int64_t lo, int64_t hi) {
   return v;
 }
 
+bool is_launch_option(const std::string& key) { return key == "num_warps" || key == "num_stages"; }
+
+// A user kernel's config space keeps every constexpr of the captured config (the launch's grid
+// depends on them) and varies num_warps and num_stages, which change no result.
+std::optional<KernelShape> user_kernel_shape(const ir::Kernel& k, std::string* why_not) {
+  const json configs = k.decorator_args.value("configs", json::array());
+  if (!configs.is_array() || configs.size() != 1 || !configs[0].is_object()) {
+    if (why_not) *why_not = "a user kernel is searched from the one config it was captured with";
+    return std::nullopt;
+  }
+  KernelShape s;
+  s.kind = k.kind;
+  s.base_config = configs[0];
+  if (why_not) why_not->clear();
+  return s;
+}
+
+bool user_config_is_safe(const KernelShape& s, const json& c) {
+  for (const auto& [key, v] : s.base_config.items())
+    if (!is_launch_option(key) && (!c.contains(key) || c[key] != v)) return false;
+  for (const auto& [key, v] : c.items())
+    if (!is_launch_option(key) && !s.base_config.contains(key)) return false;
+  int64_t w = c.value("num_warps", 4), st = c.value("num_stages", 3);
+  return w >= 1 && w <= 16 && !(w & (w - 1)) && st >= 1 && st <= 5;
+}
+
 }  // namespace
 
 int64_t next_pow2(int64_t n) {
@@ -63,6 +89,7 @@ std::optional<KernelShape> kernel_shape(const ir::Kernel& k, const json& launch,
     if (why_not) *why_not = why;
     return std::nullopt;
   };
+  if (k.kind == "user_autotune") return user_kernel_shape(k, why_not);
   static const std::set<std::string> searchable = {"pointwise", "reduction", "persistent_reduction"};
   if (!searchable.count(k.kind))
     return no(k.kind == "split_scan" ? "split scans keep a workspace sized for Inductor's config"
@@ -107,6 +134,7 @@ std::optional<KernelShape> kernel_shape(const ir::Kernel& k, const json& launch,
 }
 
 bool config_is_safe(const KernelShape& s, const json& c) {
+  if (s.kind == "user_autotune") return user_config_is_safe(s, c);
   for (const std::string& b : s.blocks) {
     if (!c.contains(b)) return false;
     int64_t v = c[b].get<int64_t>(), n = s.numel.at(dim_of(b));
@@ -124,6 +152,23 @@ bool config_is_safe(const KernelShape& s, const json& c) {
 }
 
 std::vector<json> config_space(const KernelShape& s, int sm_count) {
+  if (s.kind == "user_autotune") {
+    // Nearest to the captured launch options first: one coordinate changed, then both.
+    std::vector<json> out;
+    int64_t w0 = s.base_config.value("num_warps", 4), st0 = s.base_config.value("num_stages", 3);
+    for (int w : {1, 2, 4, 8, 16})
+      for (int st : {1, 2, 3, 4}) {
+        json c = s.base_config;
+        c["num_warps"] = w;
+        c["num_stages"] = st;
+        if ((w != w0 || st != st0) && user_config_is_safe(s, c)) out.push_back(c);
+      }
+    std::stable_sort(out.begin(), out.end(), [&](const json& a, const json& b) {
+      auto d = [&](const json& c) { return (c["num_warps"] != w0) + (c["num_stages"] != st0); };
+      return d(a) < d(b);
+    });
+    return out;
+  }
   std::map<std::string, std::vector<int64_t>> values;
   for (const std::string& b : s.blocks) {
     std::string d = dim_of(b);

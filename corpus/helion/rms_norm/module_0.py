@@ -1,0 +1,83 @@
+# Kernel file: rms_norm.py (synthesized by kernelopt capture, docs/inputs.md)
+from ctypes import c_void_p, c_long, c_int
+import torch
+import math
+import random
+import os
+import tempfile
+from math import inf, nan
+from torch._inductor.hooks import run_intermediate_hooks
+from torch._inductor.utils import maybe_profile
+from torch import device, empty_strided
+from torch._inductor.async_compile import AsyncCompile
+from torch._inductor.select_algorithm import extern_kernels
+import triton
+import triton.language as tl
+from torch._inductor.runtime.triton_heuristics import start_graph, end_graph
+from torch._C import _cuda_getCurrentRawStream as get_raw_stream
+
+aten = torch.ops.aten
+inductor_ops = torch.ops.inductor
+assert_size_stride = torch._C._dynamo.guards.assert_size_stride
+empty_strided_cuda = torch._C._dynamo.guards._empty_strided_cuda
+reinterpret_tensor = torch._C._dynamo.guards._reinterpret_tensor
+async_compile = AsyncCompile()
+
+triton_helion_rms_norm_0 = async_compile.triton('triton_helion_rms_norm_0', '''
+import triton
+import triton.language as tl
+
+from torch._inductor.runtime import triton_helpers, triton_heuristics
+from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math
+from torch._inductor.runtime.hints import AutotuneHint, ReductionHint, TileHint, DeviceProperties
+triton_helpers.set_driver_to_gpu()
+
+@triton_heuristics.user_autotune(
+    configs=[{'num_warps': 4, 'num_stages': 1}],
+    inductor_meta={'grid_type': 'FixedGrid', 'fixed_grid': ['_grid_0', '_grid_1', '_grid_2'], 'extra_launcher_args': ['_grid_0', '_grid_1', '_grid_2'], 'kernel_name': 'triton_helion_rms_norm_0', 'declared_constexpr_names': ['_RDIM_SIZE_1']},
+    triton_meta={'signature': {'x': '*fp32', 'weight': '*fp32', 'out': '*fp32', '_RDIM_SIZE_1': 'constexpr'}, 'device': DeviceProperties(type='cuda', index=0, multi_processor_count=132, cc=90, major=9, regs_per_multiprocessor=65536, max_threads_per_multi_processor=2048, max_threads_per_block=1024, warp_size=32), 'constants': {'_RDIM_SIZE_1': 1024}, 'configs': [{(0,): [['tt.divisibility', 16]], (1,): [['tt.divisibility', 16]], (2,): [['tt.divisibility', 16]]}]},
+    filename=__file__,
+    custom_kernel=True,
+)
+@triton.jit
+def triton_helion_rms_norm_0(x, weight, out, _RDIM_SIZE_1: tl.constexpr):
+    # src[rms_norm.py:14]: for tile_m in hl.tile(m):
+    pid_0 = tl.program_id(0)
+    offset_0 = pid_0 * _BLOCK_SIZE_0
+    indices_0 = (offset_0 + tl.arange(0, _BLOCK_SIZE_0)).to(tl.int32)
+    indices_1 = tl.arange(0, _RDIM_SIZE_1).to(tl.int32)
+    # src[rms_norm.py:15]: row = x[tile_m, :].to(torch.float32)
+    row = tl.load(x + (indices_0[:, None] * 1024 + (0 + indices_1)[None, :] * 1), None)
+    # src[rms_norm.py:16]: rstd = torch.rsqrt(torch.mean(row * row, dim=-1, keepdim=True) + 1e-6)
+    v_0 = row * row
+    mean_extra = tl.cast(tl.reshape(tl.sum(v_0.to(tl.float32), 1), [_BLOCK_SIZE_0, 1]), tl.float32)
+    v_1 = 1024
+    v_2 = tl.cast(v_1, tl.float32)
+    v_3 = mean_extra / v_2
+    v_4 = tl.full([], 1e-06, tl.float32)
+    v_5 = v_3 + v_4
+    v_6 = libdevice.rsqrt(v_5)
+    # src[rms_norm.py:17]: out[tile_m, :] = (row * rstd * weight[None, :].to(torch.float32)).to(out.dtype)
+    v_7 = row * v_6
+    load_1 = tl.load(weight + (0 + indices_1)[None, :] * 1, None)
+    v_8 = v_7 * load_1
+    tl.store(out + (indices_0[:, None] * 1024 + (0 + indices_1)[None, :] * 1), v_8, None)
+
+_BLOCK_SIZE_0 = tl.constexpr(2)
+''', device_str='cuda')
+
+
+async_compile.wait(globals())
+del async_compile
+
+def call(args):
+    arg0_1, arg1_1 = args
+    args.clear()
+    assert_size_stride(arg0_1, (64, 1024), (1024, 1))
+    assert_size_stride(arg1_1, (1024,), (1,))
+    with torch.cuda._DeviceGuard(0):
+        torch.cuda.set_device(0)
+        stream0 = get_raw_stream(0)
+        buf0 = empty_strided_cuda((64, 1024), (1024, 1), torch.float32)
+        triton_helion_rms_norm_0.run(arg0_1, arg1_1, buf0, 32, 1, 1, stream=stream0)
+    return (buf0, )

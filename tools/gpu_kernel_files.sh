@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# GPU smoke check of kernel-file inputs (docs/inputs.md): capture each small example on the GPU and run
+# `kernelopt profile` on the bundle (the module against the original launcher / Helion kernel, and where
+# the GPU time goes). Prints one line per example. Usage: tools/gpu_kernel_files.sh OUT_DIR (env: KERNELOPT)
+set -u
+out=$1
+kopt=${KERNELOPT:-kernelopt}
+cd "$(dirname "$0")/.."
+for f in examples/triton/*.py examples/helion/*.py; do
+  case "$f" in *_large.py) continue ;; esac
+  kind=$(basename "$(dirname "$f")") name=$(basename "$f" .py)
+  b="$out/$kind-$name"
+  if ! cap=$(python3 -m kernelopt.worker.capture "$f" --out "$b" --force 2>&1); then
+    echo "$kind/$name: capture failed: $cap"; continue
+  fi
+  prof=$("$kopt" profile "$b" -q 2>&1 | grep -E "baseline module vs|error" | head -1)
+  echo "$kind/$name: ${cap##*: } | $prof"
+done
