@@ -8,16 +8,19 @@
 
 #include "agents/coder/templates/pool2d.h"
 #include "agents/coder/templates/row_softmax.h"
+#include "agents/coder/templates/scan_rows.h"
 
 namespace kopt::agents::templates {
 
 bool has_template(const std::string& family) {
-  return family == "softmax" || family == "log_softmax" || family == "pooling";
+  return family == "softmax" || family == "log_softmax" || family == "pooling" ||
+         family == "scan";
 }
 
 std::vector<Candidate> instantiate(const KernelProfile& k, std::string* why_not) {
   if (k.family == "softmax" || k.family == "log_softmax") return row_softmax(k, why_not);
   if (k.family == "pooling") return pool2d(k, why_not);
+  if (k.family == "scan") return scan_rows(k, why_not);
   if (why_not) *why_not = "no template for family " + k.family;
   return {};
 }
