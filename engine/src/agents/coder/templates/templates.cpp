@@ -6,6 +6,7 @@
 
 #include "agents/coder/pin_config.h"
 
+#include "agents/coder/templates/column_reduction.h"
 #include "agents/coder/templates/pool2d.h"
 #include "agents/coder/templates/row_softmax.h"
 #include "agents/coder/templates/scan_rows.h"
@@ -14,13 +15,15 @@ namespace kopt::agents::templates {
 
 bool has_template(const std::string& family) {
   return family == "softmax" || family == "log_softmax" || family == "pooling" ||
-         family == "scan";
+         family == "scan" || family == "reduction" || family == "arg_reduction" || family == "minmax_reduction";
 }
 
 std::vector<Candidate> instantiate(const KernelProfile& k, std::string* why_not) {
   if (k.family == "softmax" || k.family == "log_softmax") return row_softmax(k, why_not);
   if (k.family == "pooling") return pool2d(k, why_not);
   if (k.family == "scan") return scan_rows(k, why_not);
+  if (k.family == "reduction" || k.family == "arg_reduction" || k.family == "minmax_reduction")
+    return column_reduction(k, why_not);
   if (why_not) *why_not = "no template for family " + k.family;
   return {};
 }
