@@ -90,3 +90,48 @@ TEST(ScanRowsTemplate, DeclinesWhatItDoesNotHandle) {
   EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
   EXPECT_NE(why.find("not elementwise"), std::string::npos) << why;
 }
+
+TEST(ColumnReductionTemplate, TransposesOuterReductionsAndPassesG1) {
+  // corpus mean_dim0: a split column mean (partials over row chunks, then their mean).
+  auto b = corpus("mean_dim0");
+  auto p = profile_of(*b, 0, {tensor({256, 256}), tensor({512}), value(512), value(128)});
+  ASSERT_EQ(p.family, "reduction");
+  std::string why;
+  auto cands = agents::templates::instantiate(p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  dump("column_reduction_mean_dim0", cands);
+  const std::string& s = cands.front().source;
+  EXPECT_NE(s.find("xindex = xoffset + tl.arange(0, XBLOCK)[None, :]"), std::string::npos);
+  EXPECT_NE(s.find("_tmp2 = tl.full([R0_BLOCK, XBLOCK], 0, tl.float32)"), std::string::npos);
+  EXPECT_NE(s.find("tmp2 = tl.sum(_tmp2, 0)[None, :]"), std::string::npos);
+  for (const auto& c : cands) EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
+  // An argmin over dim 0 in the form Inductor writes it (the running update split over lines).
+  auto a = ir::load_bundle((fs::path(KOPT_SOURCE_DIR) / "tests/python/data/argmin_dim0_inductor_form").string());
+  auto q = profile_of(*a, 0, {tensor({512, 64}), tensor({64}, "int64"), value(64), value(512)});
+  ASSERT_EQ(q.family, "arg_reduction");
+  auto arg = agents::templates::instantiate(q, &why);
+  ASSERT_FALSE(arg.empty()) << why;
+  dump("column_reduction_argmin", arg);
+  EXPECT_NE(arg.front().source.find("tmp2_val, tmp2_idx = triton_helpers.min_with_index(_tmp2, _tmp2_index, 0)"),
+            std::string::npos);
+  EXPECT_NE(arg.front().source.find("minimum_with_index(_tmp2, _tmp2_index, tmp1, rindex)"), std::string::npos);
+  for (const auto& c : arg) EXPECT_TRUE(verify::run_g1(*q.kernel, c.source).passed) << c.description;
+}
+
+TEST(ColumnReductionTemplate, DeclinesRowReductionsAndUnknownShapes) {
+  std::string why;
+  // argmax over the contiguous last dimension: Inductor's INNER layout is already coalesced.
+  auto b = corpus("argmax_dim");
+  auto p = profile_of(*b, 0, {tensor({128, 512}), tensor({128}, "int64"), value(128), value(512)});
+  EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
+  EXPECT_NE(why.find("strided dimension"), std::string::npos) << why;
+  // A statement that depends on the orientation ([XBLOCK, 1]) is refused, not guessed.
+  auto m = corpus("mean_dim0");
+  ir::Kernel k = m->graphs[0]->kernels.at(0);
+  size_t at = k.source.find("    x3 = xindex");
+  k.source.insert(at, "    tmp9 = tl.full([XBLOCK, 1], 0, tl.int32)\n");
+  p = profile_of(*m, 0, {tensor({256, 256}), tensor({512}), value(512), value(128)});
+  p.kernel = &k;
+  EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
+  EXPECT_NE(why.find("orientation"), std::string::npos) << why;
+}

@@ -90,10 +90,11 @@ std::vector<Candidate> column_reduction(const KernelProfile& k, std::string* why
     p = nl + 1;
     size_t first = l.find_first_not_of(' ');
     if (first == std::string::npos) continue;
-    if (l.find('#') != std::string::npos || l.find('"""') != std::string::npos) return no("comments in the kernel body");
+    if (l.find('#') != std::string::npos || l.find("\"\"\"") != std::string::npos) return no("comments in the kernel body");
     if (depth > 0) {
       bool tight = lines.back().back() == '(' || l[first] == ')' || l[first] == ']';
-      lines.back() += (tight ? "" : " ") + l.substr(first);
+      if (!tight) lines.back() += ' ';
+      lines.back().append(l, first, std::string::npos);
     } else {
       lines.push_back(l);
     }
