@@ -25,13 +25,16 @@ struct KernelShape {
   std::optional<int64_t> fixed_r0_block;   // persistent reductions fix R0_BLOCK in the body
   std::string kind;
   std::string reduction_hint;              // INNER, OUTER, ... when given
+  // Split scans: the host sizes the workspace for blocks of at least this many elements
+  // (inductor_meta min_split_scan_rblock), one lookback slot per block.
+  int64_t min_r0_block = 1;
 };
 
 // The smallest power of two >= n (block sizes are powers of two).
 int64_t next_pow2(int64_t n);
 
 // Reads the shape facts; nullopt when the kernel's config cannot be searched safely
-// (split scans, templates, user kernels: why in `why_not`).
+// (GEMM templates, user kernels: why in `why_not`).
 std::optional<KernelShape> kernel_shape(const ir::Kernel& k, const nlohmann::json& launch, std::string* why_not);
 
 // The configs to try, most promising first (by a static score: a few elements per
