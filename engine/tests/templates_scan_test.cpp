@@ -10,6 +10,7 @@
 #include "agents/coder/templates/templates.h"
 #include "artifact/bundle.h"
 #include "profile/family.h"
+#include "verify/outputs.h"
 #include "verify/static/g1.h"
 
 namespace fs = std::filesystem;
@@ -72,13 +73,9 @@ TEST(ScanRowsTemplate, AppliesToCumsumCumprodAndReversedScans) {
 
 TEST(ScanRowsTemplate, DeclinesWhatItDoesNotHandle) {
   std::string why;
-  // A split scan (its workspace protocol is Inductor's), and a launch whose row length differs.
-  auto big = corpus("cumsum_long_large");
-  auto p = profile_of(*big, 0, {tensor({4, 2097152}), tensor({4, 2097152}), tensor({262144}, "uint8"), value(4),
-                                value(2097152)});
-  EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
+  // A launch whose row length differs from the kernel's.
   auto b = corpus("cumsum_lastdim");
-  p = profile_of(*b, 0, {tensor({64, 2048}), tensor({64, 2048}), value(64), value(2048)});
+  auto p = profile_of(*b, 0, {tensor({64, 2048}), tensor({64, 2048}), value(64), value(2048)});
   EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
   EXPECT_NE(why.find("row length"), std::string::npos) << why;
   // A kernel with a reduction beside the scan: the chunks would cut it.
@@ -134,4 +131,48 @@ TEST(ColumnReductionTemplate, DeclinesRowReductionsAndUnknownShapes) {
   p.kernel = &k;
   EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
   EXPECT_NE(why.find("orientation"), std::string::npos) << why;
+}
+
+TEST(ScratchArgs, ASplitScansWorkspaceOnly) {
+  // cumsum_long_large: `workspace_0` is allocated, zeroed, passed to the split scan alone and freed.
+  auto b = corpus("cumsum_long_large");
+  EXPECT_EQ(verify::scratch_args(*b->graphs[0], b->graphs[0]->kernels.at(0)), std::vector<size_t>{2});
+  // Outputs and inputs are never scratch, nor is a workspace something else reads afterwards.
+  auto s = corpus("softmax_large");
+  EXPECT_TRUE(verify::scratch_args(*s->graphs[0], s->graphs[0]->kernels.at(0)).empty());
+  std::string src = b->graphs[0]->module->source();
+  size_t at = src.find("            del workspace_0");
+  ASSERT_NE(at, std::string::npos);
+  src.insert(at, "            buf0.add_(workspace_0[0])\n");
+  auto read_after = ir::build(src, "cumsum_long_large (workspace read after the launch)");
+  EXPECT_TRUE(verify::scratch_args(*read_after, read_after->kernels.at(0)).empty());
+}
+
+TEST(ScanSplitTemplate, SegmentsOfALongRowThroughTheKernelsLookback) {
+  auto b = corpus("cumsum_long_large");
+  auto p = profile_of(*b, 0, {tensor({4, 2097152}), tensor({4, 2097152}), tensor({262144}, "uint8"), value(4),
+                              value(2097152)});
+  ASSERT_EQ(p.family, "scan");
+  std::string why;
+  auto cands = agents::templates::instantiate(p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  dump("scan_split_cumsum_long_large", cands);
+  const std::string& s = cands.front().source;
+  EXPECT_NE(s.find("triton_helpers.exclusive_scan_decoupled_lookback(tmp2, kopt_total, tl.program_id(0), "
+                   "_triton_helper_fn_add0, DTYPE_VALUE_AS_UINT=tl.uint32, DTYPE_PACK=tl.uint64)"),
+            std::string::npos);
+  for (const auto& c : cands) {
+    // Every segment is at least the block the host sized the workspace for, and divides the row.
+    int64_t seg = c.config["R0_BLOCK"];
+    EXPECT_GE(seg, 256);
+    EXPECT_EQ(2097152 % seg, 0);
+    EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
+  }
+  // A statement between the block total and its lookback is not reordered: declined.
+  ir::Kernel k = b->graphs[0]->kernels.at(0);
+  size_t at = k.source.find("    tmp6 = triton_helpers");
+  k.source.insert(at, "    tmp99 = tmp5 * 2.0\n");
+  p.kernel = &k;
+  EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
+  EXPECT_NE(why.find("lookback sequence"), std::string::npos) << why;
 }

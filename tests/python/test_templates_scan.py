@@ -1,5 +1,6 @@
 """The scan and column-reduction templates in CPU mode: `kernelopt optimize` on real captured
-bundles (and one fixture in the form Inductor writes argmin over dim 0) picks the template's
+bundles (and two fixtures in data/: argmin over dim 0 in the form Inductor writes it, and the
+captured split scan scaled down to 2 x 64K) picks the template's
 instance, it passes G1-G3 through the Triton interpreter, and the optimized module matches the
 eager model (plain cumsum and the split column mean are covered by the C++ tests'
 instantiation and G1 checks). No speed is claimed here (benchmarks/RESULTS.md holds the H200 runs)."""
@@ -23,6 +24,8 @@ DATA = Path(__file__).resolve().parent / "data"
     (CORPUS / "cumprod_lastdim", "triton_per_fused_cumprod_0", "scan", "scan_rows"),
     # The scan reads its row reversed (flip fused into the load); the second kernel is the output flip.
     (CORPUS / "reverse_cumsum", "triton_per_fused_cumsum_flip_0", "scan", "scan_rows"),
+    # Long rows: Inductor's split scan (decoupled lookback through a workspace), segments in chunks.
+    (DATA / "cumsum_split_scan_small", "triton_spl_fused_cumsum_0", "scan", "scan_split"),
     # A column reduction: argmin over dim 0 with many ties (the first index of the minimum wins).
     (DATA / "argmin_dim0_inductor_form", "triton_red_fused_argmin_0", "arg_reduction", "column_reduction"),
 ])
@@ -39,6 +42,6 @@ def test_template_is_verified_and_used(kernelopt_bin, tmp_path, bundle, kernel, 
     assert [g["status"] for g in chosen["gates"][:3]] == ["passed"] * 3
     optimized = (out / "module_0.py").read_text()
     assert f"kernelopt template {marker}" in optimized
-    if marker == "scan_rows":
+    if marker.startswith("scan"):
         assert "kopt_carry" in optimized  # more than one chunk per row: the carried prefix is exercised
     assert result_vs_eager(out)["match"]

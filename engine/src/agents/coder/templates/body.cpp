@@ -5,7 +5,30 @@
 
 namespace kopt::agents::templates {
 
-std::optional<std::vector<std::string>> straight_line_body(const ir::Kernel& k, std::string* why_not) {
+namespace {
+
+// "f(\n    a,\n    b,\n)" -> "f(a, b)".
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\n') {
+      out += text[i];
+      continue;
+    }
+    while (i + 1 < text.size() && text[i + 1] == ' ') ++i;
+    char next = i + 1 < text.size() ? text[i + 1] : ')';
+    if (next == ')' || next == ']') {
+      while (!out.empty() && (out.back() == ',' || out.back() == ' ')) out.pop_back();
+    } else if (!out.empty() && out.back() != '(' && out.back() != '[') {
+      out += ' ';
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> straight_line_body(const ir::Kernel& k, std::string* why_not, bool join) {
   ir::KernelSource ks = ir::parse_kernel_source(k.source, k.name, k.name);
   std::vector<std::string> out;
   for (const py::Node* st : ks.entry->list("body")) {
@@ -14,6 +37,7 @@ std::optional<std::vector<std::string>> straight_line_body(const ir::Kernel& k, 
       return std::nullopt;
     }
     std::string text = k.source.substr(st->begin.offset, st->end.offset - st->begin.offset);
+    if (join) text = one_line(text);
     if (text.find('\n') != std::string::npos) {
       if (why_not) *why_not = "a statement of the kernel body spans lines";
       return std::nullopt;
