@@ -45,3 +45,21 @@ def test_template_is_verified_and_used(kernelopt_bin, tmp_path, bundle, kernel, 
     if marker.startswith("scan"):
         assert "kopt_carry" in optimized  # more than one chunk per row: the carried prefix is exercised
     assert result_vs_eager(out)["match"]
+
+
+def test_a_split_scans_workspace_is_scratch_and_only_it():
+    """Another block size leaves other lookback slots in the workspace: compared, that alone fails
+    G2's comparison; as the scratch argument the engine declares it, the run matches (the output
+    is still compared)."""
+    from unittest import mock
+
+    from kernelopt.worker import bundle_ops
+
+    bundle = str(DATA / "cumsum_split_scan_small")
+    req = {"bundle": bundle, "kernel": "triton_spl_fused_cumsum_0", "config": {"R0_BLOCK": 512, "num_warps": 4}}
+    with mock.patch.dict(os.environ, {"KERNELOPT_DEVICE": "cpu"}):
+        compared = bundle_ops.run_kernel(dict(req))
+        scratch = bundle_ops.run_kernel(dict(req, scratch=[2]))
+    bad = [a["arg"] for a in compared["comparison"]["args"] if not a["ok"]]
+    assert not compared["match"] and bad == [2], compared["comparison"]
+    assert scratch["match"] and [a["arg"] for a in scratch["comparison"]["args"]] == [0, 1]
