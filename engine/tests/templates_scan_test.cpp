@@ -71,6 +71,27 @@ TEST(ScanRowsTemplate, AppliesToCumsumCumprodAndReversedScans) {
   }
 }
 
+TEST(ScanRowsTemplate, KeepsAFusedEpilogue) {
+  // cumsum(x) - x (an exclusive scan) fuses the subtraction after the scan: reused per chunk.
+  auto b = corpus("cumsum_lastdim");
+  ir::Kernel k = b->graphs[0]->kernels.at(0);
+  size_t at = k.source.find("    tl.store(out_ptr0 + (r0_1 + 1024*x0), tmp3, xmask)");
+  ASSERT_NE(at, std::string::npos);
+  k.source.replace(at, std::string("    tl.store(out_ptr0 + (r0_1 + 1024*x0), tmp3, xmask)").size(),
+                   "    tmp4 = tmp3 - tmp1\n    tl.store(out_ptr0 + (r0_1 + 1024*x0), tmp4, xmask)");
+  auto p = profile_of(*b, 0, {tensor({64, 1024}), tensor({64, 1024}), value(64), value(1024)});
+  p.kernel = &k;
+  std::string why;
+  auto cands = agents::templates::instantiate(p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  const std::string& s = cands.front().source;
+  EXPECT_NE(s.find("        tmp3 = _triton_helper_fn_add0(kopt_carry, tmp3)\n"), std::string::npos);
+  EXPECT_NE(s.find("        tmp4 = tmp3 - tmp1\n        tl.store(out_ptr0 + (r0_1 + 1024*x0), tmp4, xmask)"),
+            std::string::npos);
+  EXPECT_NE(s.find("    tmp4_c0 = tmp3_c0 - tmp1_c0\n"), std::string::npos);
+  for (const auto& c : cands) EXPECT_TRUE(verify::run_g1(k, c.source).passed) << c.description;
+}
+
 TEST(ScanRowsTemplate, DeclinesWhatItDoesNotHandle) {
   std::string why;
   // A launch whose row length differs from the kernel's.
