@@ -88,11 +88,19 @@ TEST(ConfigSpace, UnmaskedDimensionNeedsDivisors) {
   for (const json& c : agents::config_space(*shape)) EXPECT_EQ(65536 % c["XBLOCK"].get<int64_t>(), 0);
 }
 
-TEST(ConfigSpace, SplitScansAndTemplatesAreNotSearched) {
-  std::string why;
+TEST(ConfigSpace, SplitScansKeepBlocksTheWorkspaceHolds) {
+  // cumsum_long_large: 4 x 2M; the host's workspace has one slot per 256-element block.
   auto b = corpus("cumsum_long_large");
-  EXPECT_FALSE(agents::kernel_shape(b->graphs[0]->kernels.at(0), json::object(), &why));
-  EXPECT_NE(why.find("split scans"), std::string::npos);
+  json launch = {{"args", {tensor({4, 2097152}), tensor({4, 2097152}), tensor({262144}, "uint8"), value(4),
+                           value(2097152)}}};
+  std::string why;
+  auto shape = agents::kernel_shape(b->graphs[0]->kernels.at(0), launch, &why);
+  ASSERT_TRUE(shape) << why;
+  EXPECT_EQ(shape->min_r0_block, 256);
+  auto space = agents::config_space(*shape);
+  ASSERT_FALSE(space.empty());
+  for (const json& c : space) EXPECT_GE(c["R0_BLOCK"].get<int64_t>(), 256);
+  EXPECT_FALSE(agents::config_is_safe(*shape, {{"R0_BLOCK", 128}, {"num_warps", 2}, {"num_stages", 1}}));
 }
 
 TEST(ConfigSpace, UserKernelsVaryOnlyLaunchOptions) {

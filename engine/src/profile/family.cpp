@@ -25,6 +25,12 @@ std::string family(const ir::Kernel& k) {
     if (has(needle)) return fam;
   if (has("rsqrt") && has("mean")) return "rms_norm";
   if (k.kind == "split_scan") return "scan";
+  // amax/amin and max/min over a dimension (values, or values and indices): exact op names,
+  // so the pointwise aten.maximum/minimum stay out.
+  for (const std::string& op : k.aten_ops)
+    if ((k.kind == "reduction" || k.kind == "persistent_reduction") &&
+        (op == "aten.amax" || op == "aten.amin" || op == "aten.max" || op == "aten.min"))
+      return "minmax_reduction";
   if (k.kind == "reduction" || k.kind == "persistent_reduction") return "reduction";
   if (k.kind == "pointwise") return "pointwise";
   return "other";

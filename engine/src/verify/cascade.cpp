@@ -69,10 +69,13 @@ std::vector<G2Run> g2_runs(int seeds) {
   return runs;
 }
 
-GateRecord g2(worker::Supervisor& sup, const std::string& bundle, size_t graph, const ir::Kernel& k,
+GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const ir::Kernel& k,
               const std::string& source, const CascadeOptions& o) {
+  const std::string& bundle = b.dir;
   json base = {{"op", "run_kernel"}, {"bundle", bundle}, {"graph", graph}, {"kernel", k.name}, {"source", source},
                {"poison", pure_output_args(k)}, {"tolerances", o.tol.to_json()}};
+  // A workspace the host allocates for this launch alone and frees after it holds nothing anyone reads.
+  if (std::vector<size_t> scratch = scratch_args(*b.graphs.at(graph), k); !scratch.empty()) base["scratch"] = scratch;
   json runs = json::array();
   // The real recorded inputs first (run twice: nondeterminism beyond rounding fails), then fresh seeds.
   for (const G2Run& run : g2_runs(o.seeds)) {
@@ -145,7 +148,7 @@ CascadeResult run_cascade(worker::Supervisor& sup, const ir::Bundle& bundle, siz
     return !ok;
   };
   if (stop_after(g1(sup, bundle.dir, graph, kernel, candidate_source, o))) return res;
-  if (stop_after(g2(sup, bundle.dir, graph, kernel, candidate_source, o))) return res;
+  if (stop_after(g2(sup, bundle, graph, kernel, candidate_source, o))) return res;
   if (stop_after(g3(sup, bundle, graph, kernel, candidate_source, o))) return res;
   if (stop_after(g4(sup, bundle.dir, graph, kernel, candidate_source, o))) return res;
   // Every gate passed. In CPU mode G4 is "not measured": the candidate is accepted as correct,

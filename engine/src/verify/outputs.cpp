@@ -1,5 +1,7 @@
 #include "verify/outputs.h"
 
+#include <algorithm>
+#include <regex>
 #include <set>
 
 #include "artifact/literal.h"
@@ -49,6 +51,81 @@ std::vector<size_t> pure_output_args(const ir::Kernel& k) {
     bool pointer = !p.dtype.empty() && p.dtype[0] == '*';
     if (pointer && stored.count(p.name) && !loaded.count(p.name)) out.push_back(runtime);
     ++runtime;
+  }
+  return out;
+}
+
+namespace {
+
+bool mentions(const std::string& text, const std::string& name) {
+  return std::regex_search(text, std::regex("(^|[^\\w.])" + name + "($|[^\\w])"));
+}
+
+// Whether `name` is used in `f` only by its allocation, `name.zero_()`, launches of `kernel`
+// (at runtime argument `index`) and its free.
+bool only_scratch_uses(const ir::Artifact& a, const ir::Function& f, const std::string& name, const std::string& kernel,
+                       size_t index) {
+  bool allocated = false, freed = false;
+  for (const ir::Step& st : f.steps) {
+    switch (st.kind) {
+      case ir::Step::Kind::Alloc:
+        allocated = allocated || f.allocs[st.index].buffer == name;
+        break;
+      case ir::Step::Kind::Del:
+        freed = freed || std::count(st.names.begin(), st.names.end(), name) > 0;
+        break;
+      case ir::Step::Kind::Launch: {
+        const ir::Launch& l = f.launches[st.index];
+        for (size_t i = 0; i < l.args.size(); ++i)
+          if (mentions(l.args[i].text, name) && (a.kernels[l.kernel].name != kernel || i != index)) return false;
+        for (const ir::Arg& e : l.extra)
+          if (mentions(e.text, name)) return false;
+        break;
+      }
+      case ir::Step::Kind::Extern:
+        for (const ir::Arg& e : f.externs[st.index].args)
+          if (mentions(e.text, name)) return false;
+        if (mentions(f.externs[st.index].out, name)) return false;
+        break;
+      case ir::Step::Kind::View:
+        if (f.views[st.index].base == name || f.views[st.index].buffer == name) return false;
+        break;
+      case ir::Step::Kind::Alias:
+      case ir::Step::Kind::Partition:
+        for (const std::string& n : st.names)
+          if (n == name) return false;
+        if (mentions(st.text, name)) return false;
+        break;
+      case ir::Step::Kind::Other:
+        if (mentions(st.text, name) && st.text != name + ".zero_()") return false;
+        break;
+    }
+  }
+  for (const std::string& r : f.returns)
+    if (mentions(r, name)) return false;
+  return allocated && freed;
+}
+
+}  // namespace
+
+std::vector<size_t> scratch_args(const ir::Artifact& a, const ir::Kernel& k) {
+  std::vector<std::string> runtime;
+  for (const ir::KernelParam& p : k.signature)
+    if (!p.is_constexpr) runtime.push_back(p.name);
+  std::vector<size_t> out;
+  for (size_t i = 0; i < runtime.size(); ++i) {
+    if (std::find(k.mutated_args.begin(), k.mutated_args.end(), runtime[i]) == k.mutated_args.end()) continue;
+    bool launched = false, scratch = true;
+    for (const ir::Function& f : a.functions) {
+      for (const ir::Launch& l : f.launches) {
+        if (a.kernels[l.kernel].name != k.name) continue;
+        launched = true;
+        if (i >= l.args.size() || l.args[i].kind != ir::Arg::Kind::Name || !l.args[i].keyword.empty() ||
+            !only_scratch_uses(a, f, l.args[i].text, k.name, i))
+          scratch = false;
+      }
+    }
+    if (launched && scratch) out.push_back(i);
   }
   return out;
 }

@@ -14,4 +14,10 @@ namespace kopt::verify {
 // Indices into the launch's runtime arguments (non-constexpr parameters, in order).
 std::vector<size_t> pure_output_args(const ir::Kernel& k);
 
+// Scratch arguments (split scans' workspace): at every launch of `k` in `a`, a buffer the host
+// function allocates, at most zeroes (`buf.zero_()`), passes to this launch alone at a parameter
+// Inductor declares mutated, and frees, never reading it afterwards. What the kernel leaves in
+// it is dead, so G2 does not compare it (a candidate may use the scratch space differently).
+std::vector<size_t> scratch_args(const ir::Artifact& a, const ir::Kernel& k);
+
 }  // namespace kopt::verify

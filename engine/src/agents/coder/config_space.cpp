@@ -90,13 +90,19 @@ std::optional<KernelShape> kernel_shape(const ir::Kernel& k, const json& launch,
     return std::nullopt;
   };
   if (k.kind == "user_autotune") return user_kernel_shape(k, why_not);
-  static const std::set<std::string> searchable = {"pointwise", "reduction", "persistent_reduction"};
+  static const std::set<std::string> searchable = {"pointwise", "reduction", "persistent_reduction", "split_scan"};
   if (!searchable.count(k.kind))
-    return no(k.kind == "split_scan" ? "split scans keep a workspace sized for Inductor's config"
-              : k.kind == "template" ? "GEMM templates are Inductor's autotuned choice among vendor-like tiles"
-                                     : "kernels of kind " + k.kind + " have no searchable launch config");
+    return no(k.kind == "template" ? "GEMM templates are Inductor's autotuned choice among vendor-like tiles"
+                                   : "kernels of kind " + k.kind + " have no searchable launch config");
   KernelShape s;
   s.kind = k.kind;
+  if (k.kind == "split_scan") {
+    // The workspace holds one lookback slot per block of at least min_split_scan_rblock elements
+    // (Inductor's split_scan heuristic raises every config to it): smaller blocks would overrun it.
+    s.min_r0_block = 256;
+    if (k.inductor_meta.contains("min_split_scan_rblock") && k.inductor_meta["min_split_scan_rblock"].is_number_integer())
+      s.min_r0_block = k.inductor_meta["min_split_scan_rblock"].get<int64_t>();
+  }
   if (k.decorator_args.contains("reduction_hint") && k.decorator_args["reduction_hint"].is_string())
     s.reduction_hint = k.decorator_args["reduction_hint"].get<std::string>();
   // Runtime arguments are the non-constexpr parameters in order; numels are among them.
@@ -139,6 +145,7 @@ bool config_is_safe(const KernelShape& s, const json& c) {
     if (!c.contains(b)) return false;
     int64_t v = c[b].get<int64_t>(), n = s.numel.at(dim_of(b));
     if (v < 1 || (v & (v - 1)) || v > kMaxBlock.at(dim_of(b))) return false;
+    if (b == "R0_BLOCK" && v < s.min_r0_block) return false;
     if (v > next_pow2(n) && v > 1) return false;  // a block past the whole dimension only wastes lanes
     if (!s.masked.at(dim_of(b)) && n % v) return false;
     if ((b == "YBLOCK" || b == "ZBLOCK") && (n + v - 1) / v > kMaxGridYZ) return false;
@@ -173,7 +180,7 @@ std::vector<json> config_space(const KernelShape& s, int sm_count) {
   for (const std::string& b : s.blocks) {
     std::string d = dim_of(b);
     int64_t hi = std::min(kMaxBlock.at(d), next_pow2(s.numel.at(d)));
-    int64_t lo = d == "R0" ? 16 : 1;
+    int64_t lo = d == "R0" ? std::max<int64_t>(16, s.min_r0_block) : 1;
     if (s.kind == "pointwise" && s.blocks.size() == 1) lo = 64;
     values[b] = powers(std::min(lo, hi), hi);
   }

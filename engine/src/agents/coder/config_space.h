@@ -28,13 +28,16 @@ struct KernelShape {
   // User kernels (kernel files, docs/inputs.md): the config they were captured with. Their grid
   // was computed by the launcher for its block sizes, so only num_warps / num_stages may change.
   nlohmann::json base_config;
+  // Split scans: the host sizes the workspace for blocks of at least this many elements
+  // (inductor_meta min_split_scan_rblock), one lookback slot per block.
+  int64_t min_r0_block = 1;
 };
 
 // The smallest power of two >= n (block sizes are powers of two).
 int64_t next_pow2(int64_t n);
 
 // Reads the shape facts; nullopt when the kernel's config cannot be searched safely
-// (split scans, templates: why in `why_not`).
+// (GEMM templates: why in `why_not`).
 std::optional<KernelShape> kernel_shape(const ir::Kernel& k, const nlohmann::json& launch, std::string* why_not);
 
 // The configs to try, most promising first (by a static score: a few elements per

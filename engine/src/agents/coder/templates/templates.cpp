@@ -6,14 +6,18 @@
 
 #include "agents/coder/pin_config.h"
 
+#include "agents/coder/templates/column_reduction.h"
 #include "agents/coder/templates/pool2d.h"
 #include "agents/coder/templates/row_norm.h"
 #include "agents/coder/templates/row_softmax.h"
+#include "agents/coder/templates/scan_rows.h"
+#include "agents/coder/templates/scan_split.h"
 
 namespace kopt::agents::templates {
 
 bool has_template(const std::string& family) {
   return family == "softmax" || family == "log_softmax" || family == "pooling" ||
+         family == "scan" || family == "reduction" || family == "arg_reduction" || family == "minmax_reduction" ||
          is_row_norm_family(family);
 }
 
@@ -21,6 +25,9 @@ std::vector<Candidate> instantiate(const KernelProfile& k, std::string* why_not)
   if (k.family == "softmax" || k.family == "log_softmax") return row_softmax(k, why_not);
   if (k.family == "pooling") return pool2d(k, why_not);
   if (is_row_norm_family(k.family)) return row_norm(k, why_not);
+  if (k.family == "scan") return k.kernel->kind == "split_scan" ? scan_split(k, why_not) : scan_rows(k, why_not);
+  if (k.family == "reduction" || k.family == "arg_reduction" || k.family == "minmax_reduction")
+    return column_reduction(k, why_not);
   if (why_not) *why_not = "no template for family " + k.family;
   return {};
 }

@@ -1,0 +1,84 @@
+#include "agents/coder/templates/body.h"
+
+#include <cctype>
+#include <regex>
+
+namespace kopt::agents::templates {
+
+namespace {
+
+// "f(\n    a,\n    b,\n)" -> "f(a, b)".
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\n') {
+      out += text[i];
+      continue;
+    }
+    while (i + 1 < text.size() && text[i + 1] == ' ') ++i;
+    char next = i + 1 < text.size() ? text[i + 1] : ')';
+    if (next == ')' || next == ']') {
+      while (!out.empty() && (out.back() == ',' || out.back() == ' ')) out.pop_back();
+    } else if (!out.empty() && out.back() != '(' && out.back() != '[') {
+      out += ' ';
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> straight_line_body(const ir::Kernel& k, std::string* why_not, bool join) {
+  ir::KernelSource ks = ir::parse_kernel_source(k.source, k.name, k.name);
+  std::vector<std::string> out;
+  for (const py::Node* st : ks.entry->list("body")) {
+    if (!st->is("Assign") && !st->is("AnnAssign") && !st->is("Expr")) {
+      if (why_not) *why_not = "the kernel body has control flow";
+      return std::nullopt;
+    }
+    std::string text = k.source.substr(st->begin.offset, st->end.offset - st->begin.offset);
+    if (join) text = one_line(text);
+    if (text.find('\n') != std::string::npos) {
+      if (why_not) *why_not = "a statement of the kernel body spans lines";
+      return std::nullopt;
+    }
+    out.push_back(text);
+  }
+  return out;
+}
+
+std::set<std::string> assigned_names(const std::string& stmt) {
+  static const std::regex lhs(R"(^\s*([A-Za-z_][\w, ]*?)\s*(?::[^=]*)?=[^=])");
+  std::smatch m;
+  std::set<std::string> out;
+  if (!std::regex_search(stmt, m, lhs)) return out;
+  static const std::regex word(R"([A-Za-z_]\w*)");
+  std::string names = m[1];
+  for (std::sregex_iterator it(names.begin(), names.end(), word), end; it != end; ++it) out.insert(it->str());
+  return out;
+}
+
+std::string rename_words(const std::string& text, const std::set<std::string>& names, const std::string& suffix) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    if (std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_') {
+      size_t j = i;
+      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+      std::string w = text.substr(i, j - i);
+      bool attribute = i > 0 && text[i - 1] == '.';  // tl.float32: an attribute, not a variable
+      out += (!attribute && names.count(w)) ? w + suffix : w;
+      i = j;
+    } else if (text[i] == '\'' || text[i] == '"') {  // string literals stay as written
+      char q = text[i];
+      size_t j = text.find(q, i + 1);
+      j = j == std::string::npos ? text.size() : j + 1;
+      out += text.substr(i, j - i);
+      i = j;
+    } else {
+      out += text[i++];
+    }
+  }
+  return out;
+}
+
+}  // namespace kopt::agents::templates

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "artifact/ir.h"
+
+namespace kopt::agents::templates {
+
+// The entry function's body as one-line statements (source text, no indentation), or
+// nullopt when a statement is compound (if/for/while/with): templates that rewrite Inductor's
+// straight-line persistent kernels only handle that form. A statement spanning lines (a call
+// Inductor wraps) is refused, or with `join` written on one line ("f(a, b)").
+std::optional<std::vector<std::string>> straight_line_body(const ir::Kernel& k, std::string* why_not,
+                                                           bool join = false);
+
+// Names a statement assigns ("a, b = ..." -> {a, b}; "R0_BLOCK: tl.constexpr = 8" -> {R0_BLOCK}).
+std::set<std::string> assigned_names(const std::string& stmt);
+
+// `text` with every whole-word occurrence of a name in `names` suffixed with `suffix`.
+std::string rename_words(const std::string& text, const std::set<std::string>& names, const std::string& suffix);
+
+}  // namespace kopt::agents::templates

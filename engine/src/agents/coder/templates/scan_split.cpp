@@ -1,0 +1,169 @@
+#include "agents/coder/templates/scan_split.h"
+
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "agents/coder/pin_config.h"
+#include "agents/coder/templates/body.h"
+#include "agents/coder/templates/templates.h"
+
+namespace kopt::agents::templates {
+
+using nlohmann::json;
+
+namespace {
+
+const char* const kRowWide[] = {"tl.sum(", "tl.max(", "tl.min(", "tl.argmax(", "tl.argmin(", "tl.cumsum(",
+                                "tl.cumprod(", "tl.sort(", "tl.atomic", "tl.debug_barrier(", "tl.gather(",
+                                "tl.reshape(", "tl.view(", "tl.trans(", "tl.permute(", "tl.split(", "tl.join(",
+                                "tl.flip(", "tl.program_id(", "triton_helpers."};
+
+std::string indent(const std::vector<std::string>& lines, int n) {
+  std::string out;
+  for (const std::string& l : lines) out += std::string(n, ' ') + l + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::vector<Candidate> scan_split(const KernelProfile& k, std::string* why_not) {
+  auto no = [&](const std::string& why) {
+    if (why_not) *why_not = why;
+    return std::vector<Candidate>{};
+  };
+  const ir::Kernel& ker = *k.kernel;
+  if (ker.kind != "split_scan") return no("not a split scan");
+  std::string why;
+  auto body = straight_line_body(ker, &why, /*join=*/true);
+  if (!body) return no(why);
+  static const std::regex r0numel_re(R"(^r0_numel = (\d+)$)");
+  static const std::regex reduce_re(R"(^(\w+) = tl\.reduce\((\w+), 0, (\w+)\)$)");
+  static const std::regex lookback_re(
+      R"(^(\w+) = (triton_helpers\.exclusive_scan_decoupled_lookback(?:_64)?)\((\w+), (\w+), tl\.program_id\(0\), (\w+)(.*)\)$)");
+  static const std::regex scan_re(R"(^(\w+) = tl\.associative_scan\((\w+), 0, (\w+)\)$)");
+  static const std::regex combine_re(R"(^(\w+) = (\w+)\((\w+), (\w+)\)$)");
+  static const std::regex where_re(R"(^(\w+) = tl\.where\(roffset == 0, (\w+), (\w+)\)$)");
+  int64_t numel = -1;
+  int start = -1, reduce = -1, lookback = -1, scan = -1, combine = -1, where = -1;
+  std::smatch m;
+  std::string total, scan_in, fn, prefix, ws_var, lookback_fn, lookback_rest, scanned, combined;
+  std::vector<std::string> setup, ws, pre, post;
+  for (int i = 0; i < static_cast<int>(body->size()); ++i) {
+    const std::string& s = (*body)[i];
+    if (std::regex_match(s, m, r0numel_re)) numel = std::stoll(m[1]);
+    if (s == "r0_offset = tl.program_id(0) * R0_BLOCK") {
+      start = i;
+      continue;
+    }
+    if (start < 0) {
+      setup.push_back(s);
+      continue;
+    }
+    if (s.find("ws_ptr") != std::string::npos || s.find("tl.num_programs(0)") != std::string::npos) {
+      if (s.find("r0_") != std::string::npos || s.find("rindex") != std::string::npos) return no("`" + s + "` mixes the workspace with the row");
+      ws.push_back(s);
+      if (s.find("ws_ptr") != std::string::npos) ws_var = s.substr(0, s.find(' '));
+      continue;
+    }
+    if (reduce < 0 && std::regex_match(s, m, reduce_re)) {
+      reduce = i, total = m[1], scan_in = m[2], fn = m[3];
+    } else if (reduce >= 0 && lookback < 0 && std::regex_match(s, m, lookback_re)) {
+      if (m[3] != ws_var || m[4] != total || m[5] != fn) return no("an unexpected lookback: " + s);
+      lookback = i, prefix = m[1], lookback_fn = m[2], lookback_rest = m[6];
+    } else if (lookback >= 0 && scan < 0 && std::regex_match(s, m, scan_re)) {
+      if (m[2] != scan_in || m[3] != fn) return no("the scan and the block total differ: " + s);
+      scan = i, scanned = m[1];
+    } else if (scan >= 0 && combine < 0 && std::regex_match(s, m, combine_re)) {
+      if (m[2] != fn || m[3] != prefix || m[4] != scanned) return no("an unexpected prefix combine: " + s);
+      combine = i, combined = m[1];
+    } else if (combine >= 0 && where < 0 && std::regex_match(s, m, where_re)) {
+      if (m[2] != scanned || m[3] != combined) return no("an unexpected first-block select: " + s);
+      where = i;
+      post.push_back(s);
+    } else {
+      if (reduce >= 0 && where < 0) return no("`" + s + "` sits inside the lookback sequence");
+      for (const char* bad : kRowWide)
+        if (s.find(bad) != std::string::npos) return no(fmt::format("`{}` is not elementwise along the row", s));
+      (reduce < 0 ? pre : post).push_back(s);
+    }
+  }
+  if (start < 0 || where < 0 || ws_var.empty() || numel <= 0) return no("not Inductor's split-scan layout");
+  if (std::find(pre.begin(), pre.end(), "r0_mask = tl.full([R0_BLOCK], True, tl.int1)[:]") == pre.end())
+    return no("a masked row (its length is not a multiple of every block)");
+  for (const json& l : k.launches) {
+    const json& a = l["args"];
+    if (a.empty() || a.back().value("value", int64_t{-1}) != numel) return no("a launch's row length differs");
+  }
+  if (k.launches.empty()) return no("never launched");
+  int64_t min_block = ker.inductor_meta.value("min_split_scan_rblock", int64_t{256});
+
+  // Per chunk, the kernel's own statements with the block size meaning the chunk; the first
+  // chunk of each phase is written out renamed so the loops carry only the totals.
+  std::set<std::string> local = {"r0_offset"};
+  for (const auto* part : {&pre, &post})
+    for (const std::string& s : *part)
+      for (const std::string& n : assigned_names(s)) local.insert(n);
+  for (const std::string& n : {scanned, combined}) local.insert(n);
+  auto chunked = [&](std::string s) { return rename_words(s, {"R0_BLOCK"}, "_KOPT"); };
+  const std::string offset = "r0_offset = kopt_segment + kopt_chunk";
+  const std::string red = fmt::format("tl.reduce({}, 0, {})", scan_in, fn);
+  std::vector<std::string> p1_first, p1_loop, p2_first, p2_loop;
+  auto add = [&](std::vector<std::string>& out, const std::string& s, bool first, const std::string& sfx) {
+    std::string t = chunked(s);
+    out.push_back(first ? rename_words(t, local, sfx) : t);
+  };
+  for (bool first : {true, false}) {
+    auto& p1 = first ? p1_first : p1_loop;
+    auto& p2 = first ? p2_first : p2_loop;
+    std::string sfx = first ? "_a0" : "", sfx2 = first ? "_b0" : "";
+    const std::string off = first ? "r0_offset = kopt_segment" : offset;
+    add(p1, off, first, sfx);
+    for (const std::string& s : pre) add(p1, s, first, sfx);
+    add(p1, first ? "kopt_total = " + red : fmt::format("kopt_total = {}(kopt_total, {})", fn, red), first, sfx);
+    add(p2, off, first, sfx2);
+    for (const std::string& s : pre) add(p2, s, first, sfx2);
+    add(p2, fmt::format("{} = tl.associative_scan({}, 0, {})", scanned, scan_in, fn), first, sfx2);
+    if (first) {
+      add(p2, fmt::format("{} = {}({}, {})", combined, fn, prefix, scanned), true, sfx2);
+      add(p2, fmt::format("kopt_carry = tl.where(kopt_segment == 0, {0}, {1}({2}, {0}))", red, fn, prefix), true, sfx2);
+      for (const std::string& s : post) add(p2, s, true, sfx2);  // the kernel's own first-block select
+    } else {
+      std::vector<std::string> rest(post.begin() + 1, post.end());
+      std::string selected = assigned_names(post.front()).empty() ? "" : *assigned_names(post.front()).begin();
+      p2.push_back(fmt::format("{} = {}(kopt_carry, {})", selected, fn, scanned));
+      p2.push_back(fmt::format("kopt_carry = {}(kopt_carry, {})", fn, red));
+      for (const std::string& s : rest) add(p2, s, false, "");
+    }
+  }
+  std::string lookback_stmt = fmt::format("{} = {}({}, kopt_total, tl.program_id(0), {}{})", prefix, lookback_fn,
+                                          ws_var, fn, lookback_rest);
+  const std::string params = entry_params(ker);
+  std::vector<Candidate> outc;
+  for (int64_t ch : {2048, 4096, 1024}) {
+    std::string def = fmt::format(
+        "def {name}({params}):\n"
+        "    # kernelopt template scan_split: segments of R0_BLOCK in chunks of {ch}; total, lookback, scan.\n"
+        "{setup}    R0_BLOCK_KOPT: tl.constexpr = {ch}\n    kopt_segment = tl.program_id(0) * R0_BLOCK\n{ws}"
+        "{p1f}    for kopt_chunk in tl.range(R0_BLOCK_KOPT, R0_BLOCK, R0_BLOCK_KOPT):\n{p1l}"
+        "    {lookback}\n"
+        "{p2f}    for kopt_chunk in tl.range(R0_BLOCK_KOPT, R0_BLOCK, R0_BLOCK_KOPT):\n{p2l}",
+        fmt::arg("name", ker.entry), fmt::arg("params", params), fmt::arg("ch", ch), fmt::arg("setup", indent(setup, 4)),
+        fmt::arg("ws", indent(ws, 4)), fmt::arg("p1f", indent(p1_first, 4)), fmt::arg("p1l", indent(p1_loop, 8)),
+        fmt::arg("lookback", lookback_stmt), fmt::arg("p2f", indent(p2_first, 4)), fmt::arg("p2l", indent(p2_loop, 8)));
+    std::string source = replace_entry(ker, def);
+    for (int64_t seg : {16384, 32768, 8192, 65536}) {
+      if (seg < min_block || seg <= ch || seg > numel || numel % seg != 0) continue;
+      for (int w : {4, 8}) {
+        int64_t per_thread = ch / (32 * w);
+        if (per_thread < 4 || per_thread > 16) continue;
+        json c = {{"R0_BLOCK", seg}, {"num_warps", w}, {"num_stages", 2}};
+        outc.push_back(instance(ker, "scan", source, c, fmt::format("scan_split, chunk {}, {}", ch, describe_config(c))));
+      }
+    }
+  }
+  if (outc.empty()) return no("no segment and chunk fit the row");
+  return outc;
+}
+
+}  // namespace kopt::agents::templates
