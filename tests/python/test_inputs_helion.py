@@ -21,7 +21,7 @@ from kernelopt.worker import capture as cap  # noqa: E402
 HELION_CORPUS = sorted((CORPUS / "helion").glob("*/meta.json"))
 EXAMPLES = ROOT / "examples" / "helion"
 needs_helion = pytest.mark.skipif(importlib.util.find_spec("helion") is None,
-                                  reason="helion is not installed: pip install helion==1.5.1")
+                                  reason="helion is not installed: pip install helion==1.5.0")
 
 
 @pytest.mark.parametrize("meta_path", HELION_CORPUS, ids=lambda p: p.parent.name)

@@ -114,7 +114,14 @@ def _direct_call(state: BundleState):
     model, inputs = rebuild_problem(state.dir, state.device)
     base = call_args(state.dir, 0, model, inputs)
     call = state.modules[0].call
-    return lambda: call(list(base))
+
+    def run():
+        # Parameters come as inputs that require grad: Inductor's extern calls with out= refuse them
+        # under grad mode, and a compiled model's forward runs them without autograd anyway.
+        with torch.no_grad():
+            call(list(base))
+
+    return run
 
 
 @op("profile")

@@ -60,7 +60,7 @@ def check_helion_installed(path: Path) -> None:
         found = False
     if not found:
         raise CaptureError(f"{path} is a Helion kernel file but helion is not installed",
-                           "pip install helion==1.5.1 (docs/inputs.md lists the wheels for a machine without network)")
+                           "pip install helion==1.5.0 (docs/inputs.md lists the wheels for a machine without network)")
 
 
 def kernel_objects(module) -> dict[str, Any]:
