@@ -14,6 +14,7 @@
 #include "profile/family.h"
 #include "profile/roofline.h"
 #include "verify/static/g1.h"
+#include "test_util.h"
 
 namespace fs = std::filesystem;
 using namespace kopt;
@@ -21,17 +22,9 @@ using nlohmann::json;
 
 namespace {
 
-std::unique_ptr<ir::Bundle> corpus(const std::string& name) {
-  return ir::load_bundle((fs::path(KOPT_SOURCE_DIR) / "corpus" / name).string());
-}
-
-json tensor(std::vector<int64_t> shape, std::string dtype = "float32") {
-  std::vector<int64_t> stride(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) stride[d - 1] = stride[d] * shape[d];
-  return {{"shape", shape}, {"stride", stride}, {"dtype", dtype}};
-}
-
-json value(int64_t v) { return {{"value", v}}; }
+using kopt::testing::corpus;
+using kopt::testing::tensor;
+using kopt::testing::value;
 
 // softmax_large: in_ptr0 [8192, 8192] -> out_ptr2, xnumel = r0_numel = 8192.
 json softmax_launch() {

@@ -12,6 +12,7 @@
 #include "profile/family.h"
 #include "verify/outputs.h"
 #include "verify/static/g1.h"
+#include "test_util.h"
 
 namespace fs = std::filesystem;
 using namespace kopt;
@@ -19,17 +20,9 @@ using nlohmann::json;
 
 namespace {
 
-std::unique_ptr<ir::Bundle> corpus(const std::string& name) {
-  return ir::load_bundle((fs::path(KOPT_SOURCE_DIR) / "corpus" / name).string());
-}
-
-json tensor(std::vector<int64_t> shape, std::string dtype = "float32") {
-  std::vector<int64_t> stride(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) stride[d - 1] = stride[d] * shape[d];
-  return {{"shape", shape}, {"stride", stride}, {"dtype", dtype}};
-}
-
-json value(int64_t v) { return {{"value", v}}; }
+using kopt::testing::corpus;
+using kopt::testing::tensor;
+using kopt::testing::value;
 
 agents::KernelProfile profile_of(const ir::Bundle& b, size_t kernel, std::vector<json> args) {
   agents::KernelProfile p;

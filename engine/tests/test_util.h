@@ -1,9 +1,17 @@
 // Helpers shared by the engine's unit tests.
 #pragma once
 
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "artifact/bundle.h"
 
 namespace kopt::testing {
 
@@ -14,5 +22,20 @@ inline std::string read(const std::string& path) {
   ss << in.rdbuf();
   return ss.str();
 }
+
+// A bundle of the committed corpus (corpus/NAME).
+inline std::unique_ptr<ir::Bundle> corpus(const std::string& name) {
+  return ir::load_bundle((std::filesystem::path(KOPT_SOURCE_DIR) / "corpus" / name).string());
+}
+
+// A launch argument: a contiguous tensor of `shape`.
+inline nlohmann::json tensor(std::vector<int64_t> shape, std::string dtype = "float32") {
+  std::vector<int64_t> stride(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) stride[d - 1] = stride[d] * shape[d];
+  return {{"shape", shape}, {"stride", stride}, {"dtype", dtype}};
+}
+
+// A launch argument: a scalar.
+inline nlohmann::json value(int64_t v) { return {{"value", v}}; }
 
 }  // namespace kopt::testing
