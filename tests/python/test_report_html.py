@@ -173,12 +173,19 @@ def test_hostile_text_is_inert_in_the_browser(browser, tmp_path):
     r["kernels"][1]["note"] = "<img src=x onerror=\"document.body.dataset.pwned='img'\">"
     r["kernels"][0]["name"] = "k</text><script>document.body.dataset.pwned='svg'</script>"
     r["kernels"][0]["candidates"][0]["gates"][1]["summary"] = "</td></tr></table><b id=pwned>x</b>"
+    # The LLM agents section carries text an LLM wrote.
+    r["kernels"][1]["llm_explanation"] = "<script>document.body.dataset.pwned='llm'</script>"
+    r["kernels"][1]["llm_ideas"] = ["<img src=x onerror=\"document.body.dataset.pwned='idea'\">"]
+    r["llm"] = {"provider": "openai", "model": "</p><b id=pwned>m</b>", "exchanges": 1, "cost": 0.5,
+                "roles": {"<script>document.body.dataset.pwned='role'</script>": {"exchanges": 1}}}
     out = render(r, tmp_path)
     dom = dump_dom(browser, out / "report.html", tmp_path)
     attrs = body_attrs(dom)
     assert "data-pwned" not in attrs, attrs
     assert 'id="pwned"' not in dom
     assert "&lt;script&gt;document.body.dataset.pwned='script'&lt;/script&gt;" in dom
+    assert "<h2 id=\"llm\">LLM agents</h2>" in dom
+    assert "&lt;script&gt;document.body.dataset.pwned='llm'&lt;/script&gt;" in dom
     # The page's own script still ran and the charts still render.
     assert attrs.get("data-charts-rendered") == "3", attrs
 

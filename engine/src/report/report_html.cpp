@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "report/report.h"
+#include "report/report_html_llm.h"
 
 namespace kopt::report {
 
@@ -513,6 +514,7 @@ std::string render_html(const json& r) {
   split(out, r, measured);
   stages(out, r);
   candidates(out, r, measured);
+  html_llm_agents(out, r);  // report_html_llm.cpp
   end_to_end(out, r);
   out += std::string("<script>") + kScript + "</script>\n</body>\n</html>\n";
   return out;
