@@ -96,6 +96,15 @@ TEST(ReportHtmlLlm, MissingFieldsAreDashes) {
             std::string::npos);
 }
 
+TEST(ReportMdLlm, MissingCostsAndTokensAreDashesNotZero) {
+  json r = llm_report();
+  r["llm"] = {{"roles", {{"coder", {{"exchanges", 2}}}}}, {"cost_per_kernel_won", nullptr}};
+  std::string md = rep::render_markdown(r);
+  EXPECT_NE(md.find("output tokens, cost —."), std::string::npos) << md;
+  EXPECT_NE(md.find("| — | — |\n"), std::string::npos) << md;  // the coder row: tokens and cost unknown
+  EXPECT_EQ(md.find("0.0000"), std::string::npos) << md;
+}
+
 TEST(ReportHtmlLlm, NoLlmObjectNoSection) {
   const std::vector<json> odd = {json(nullptr), json::object(), json("llm"), json::array({1})};
   for (size_t i = 0; i <= odd.size(); ++i) {

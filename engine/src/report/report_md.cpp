@@ -282,12 +282,18 @@ void llm_agents(std::string& out, const json& r) {
   const json& l = object(r, "llm");
   if (l.empty()) return;
   out += "## LLM agents\n\n";
+  // A missing number is a dash, never 0 (docs/report.md).
+  auto money = [](std::optional<double> v) { return v ? fmt::format("{:.4f}", *v) : std::string(kDash); };
+  auto tokens = [](const json& v) {
+    auto in = number(v, "input_tokens"), outn = number(v, "output_tokens");
+    return in || outn ? fmt::format("{}", in.value_or(0) + outn.value_or(0)) : std::string(kDash);
+  };
   out += fmt::format("{} · {}: {} exchange(s), {} HTTP request(s), {} not sent{}; {} input + {} output "
-                     "tokens, cost {:.4f}. Transcripts: {}.\n\n",
+                     "tokens, cost {}. Transcripts: {}.\n\n",
                      md_text(text(l, "provider")), md_code(text(l, "model"), false), format_count(l, "exchanges"),
                      format_count(l, "http_requests"), format_count(l, "not_sent"),
                      boolean(object(l, "budget"), "spent").value_or(false) ? " (budget spent)" : "",
-                     format_count(l, "input_tokens"), format_count(l, "output_tokens"), number(l, "cost").value_or(0),
+                     format_count(l, "input_tokens"), format_count(l, "output_tokens"), money(number(l, "cost")),
                      md_code(text(l, "transcripts"), false));
   table_header(out, {"role", "exchanges", "unparsable", "failed", "refused", "candidates", "rejected G1/G2/G3/G4",
                      "accepted", "chosen", "tokens", "cost"});
@@ -298,12 +304,11 @@ void llm_agents(std::string& out, const json& r) {
                     fmt::format("{}/{}/{}/{}", format_count(at, "G1"), format_count(at, "G2"), format_count(at, "G3"),
                                 format_count(at, "G4")),
                     format_count(v, "accepted"), format_count(v, "chosen"),
-                    fmt::format("{}", number(v, "input_tokens").value_or(0) + number(v, "output_tokens").value_or(0)),
-                    fmt::format("{:.4f}", number(v, "cost").value_or(0))});
+                    tokens(v), money(number(v, "cost"))});
   }
   auto per = number(l, "cost_per_kernel_won");
   out += fmt::format("\nKernels won by an LLM candidate: {}; cost per kernel won: {}.\n\n", format_count(l, "kernels_won"),
-                     per ? fmt::format("{:.4f}", *per) : kDash);
+                     money(per));
 }
 
 }  // namespace
