@@ -271,7 +271,8 @@ void end_to_end(Job& job) {
   bool ok = job.e2e->status == "passed" || job.e2e->status == "not_measured";
   if (!ok) {
     // The kernels passed alone but the model as a whole did not: keep the compiler's modules.
-    job.fallback_note = "the re-stitched model failed its end-to-end gate; the result is the baseline unchanged";
+    job.fallback_note = fmt::format("the re-stitched model failed its end-to-end gate ({}); the result is the "
+                                    "baseline unchanged", job.e2e->evidence.value("reason", "no reason recorded"));
     job.say(job.fallback_note);
     job.changed = false;
   }

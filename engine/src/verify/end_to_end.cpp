@@ -42,6 +42,9 @@ GateRecord end_to_end(worker::Supervisor& sup, const ir::Bundle& b, const std::v
   }
   Verdict fast = timing_verdict(t["baseline"], t["optimized"], o.gamma, "optimized");
   ev.update(fast.evidence);
+  if (!fast.passed && !ev.contains("reason"))
+    ev["reason"] = fmt::format("the stitched model is not faster by gamma {} beyond noise (median speedup {:.3f}x)",
+                               o.gamma, ev.value("speedup", 0.0));
   return {"E2E", fast.passed ? "passed" : "failed", ev};
 }
 
