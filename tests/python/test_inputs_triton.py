@@ -192,3 +192,16 @@ def test_helion_file_without_helion_names_the_install(tmp_path):
                        capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
     assert r.returncode == 2, r.stderr
     assert "helion is not installed" in r.stderr and "pip install helion==" in r.stderr, r.stderr
+
+
+def test_a_capture_that_hangs_is_stopped_by_the_timeout(kernelopt_bin, tmp_path):
+    """`optimize` bounds the capture it starts by --timeout: a launcher that never returns ends in one error
+    line naming the fix, exit 2, well before the test's own limit (the suite runner relies on this)."""
+    path = tmp_path / "hang.py"
+    path.write_text(_KERNEL + "def launch(x):\n    import time\n    time.sleep(600)\n    return x\n")
+    r = subprocess.run([kernelopt_bin, "optimize", str(path), "--device", "cpu", "--out", str(tmp_path / "out"),
+                        "--db", str(tmp_path / "r.db"), "--timeout", "8", "-q"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert "did not finish within 8 s" in last and "--timeout" in last, r.stderr

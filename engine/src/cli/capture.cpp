@@ -1,14 +1,22 @@
 // `kernelopt capture PROBLEM.py --out BUNDLE`: torch.compile must run inside
 // PyTorch, so the engine hands this to the worker's capture module, which owns
 // the exit code and its one-line errors.
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include <cerrno>
 #include <cstdio>
 
 #include <cstdlib>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "util/error.h"
@@ -47,6 +55,7 @@ int capture(const CaptureOptions& o) {
 namespace kopt::cli {
 
 int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
+  using Clock = std::chrono::steady_clock;
   std::vector<std::string> argv = capture_argv(o);
   std::vector<char*> cargv;
   for (auto& s : argv) cargv.push_back(s.data());
@@ -56,6 +65,7 @@ int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
   pid_t pid = fork();
   if (pid < 0) throw UserError("cannot start the capture: fork failed");
   if (pid == 0) {
+    setpgid(0, 0);  // a group of its own: a timeout ends the compile workers it started too
     if (!o.gpu.empty()) setenv("CUDA_VISIBLE_DEVICES", o.gpu.c_str(), 1);
     if (error_line) {
       dup2(fds[1], 1), dup2(fds[1], 2);
@@ -64,12 +74,29 @@ int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
     execvp(cargv[0], cargv.data());
     _exit(127);
   }
+  const bool bounded = o.timeout_s > 0;
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(bounded ? o.timeout_s : 0);
+  auto left_ms = [&]() -> int {
+    if (!bounded) return -1;
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    return ms > 0 ? static_cast<int>(std::min<int64_t>(ms, 1 << 30)) : 0;
+  };
+  bool timed_out = false;
   if (error_line) {
     // Echo the child's lines to stderr and keep its last one-line error for the caller's record.
     close(fds[1]);
     std::string pending;
     char buf[4096];
-    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) != 0;) {
+    for (;;) {
+      pollfd p{fds[0], POLLIN, 0};
+      int ready = poll(&p, 1, left_ms());
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0) {
+        timed_out = true;
+        break;
+      }
+      ssize_t n = ready < 0 ? -1 : read(fds[0], buf, sizeof buf);
+      if (n == 0) break;
       if (n < 0) {
         if (errno == EINTR) continue;
         break;
@@ -85,7 +112,22 @@ int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
     close(fds[0]);
   }
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  for (;;) {
+    if (timed_out) kill(-pid, SIGKILL), kill(pid, SIGKILL);
+    pid_t w = waitpid(pid, &status, bounded && !timed_out ? WNOHANG : 0);
+    if (w == pid) break;
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (left_ms() == 0) timed_out = true;
+    else std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (timed_out) {
+    std::string why = fmt::format("the capture did not finish within {} s and was stopped (raise --timeout)", o.timeout_s);
+    if (error_line) *error_line = why;
+    else std::fprintf(stderr, "kernelopt: error: %s\n", why.c_str());
+    return 124;
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
     throw UserError(fmt::format("cannot run {}: set KERNELOPT_PYTHON to a Python with torch and kernelopt installed",

@@ -30,6 +30,7 @@ struct CaptureOptions {
   std::string problem, out, mode, device, dtype;
   std::string gpu;  // CUDA_VISIBLE_DEVICES for the capture process; empty: inherited
   int seed = 0;
+  int timeout_s = 0;  // capture_and_wait: stop the capture (its whole process group) after this; 0: no limit
   bool force = false;
 };
 int capture(const CaptureOptions& o);          // replaces the process (exec)

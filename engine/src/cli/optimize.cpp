@@ -107,7 +107,7 @@ void load(Job& job) {
                         dir.string()));
     CaptureOptions c;
     c.problem = o.target, c.out = dir.string(), c.mode = o.mode, c.device = job.gpu() ? "cuda" : "cpu",
-    c.dtype = o.dtype, c.force = true;
+    c.dtype = o.dtype, c.force = true, c.timeout_s = o.timeout_s;
     c.gpu = !job.gpu() || split_list(o.gpus).empty() ? "" : split_list(o.gpus).front();
     std::string error_line;
     if (int rc = capture_and_wait(c, &error_line); rc != 0)
