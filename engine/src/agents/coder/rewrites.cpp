@@ -178,8 +178,9 @@ std::vector<std::pair<std::string, std::string>> eviction_hints(const std::strin
     }
     if (kw) {  // from the end of the argument before it, so its comma goes too
       uint32_t prev = call->child("func")->end.offset + 1;
-      for (const Node* x : call->list("args")) if (x->end.offset <= kw->begin.offset) prev = std::max(prev, x->end.offset);
-      for (const Node* x : call->list("keywords")) if (x->end.offset <= kw->begin.offset) prev = std::max(prev, x->end.offset);
+      for (const char* field : {"args", "keywords"})
+        for (const Node* x : call->list(field))
+          if (x->end.offset <= kw->begin.offset) prev = std::max(prev, x->end.offset);
       return Edit{prev, kw->end.offset, ""};
     }
     if (policy.empty()) return std::nullopt;
