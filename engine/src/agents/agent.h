@@ -46,7 +46,7 @@ struct KernelProfile {
 
 // What the planner decided for one kernel.
 struct Plan {
-  std::vector<std::string> strategies;  // "config", "template:<family>", "rewrite" (LLM coder), ...
+  std::vector<std::string> strategies;  // "config", "template:<family>", "rewrite:source", "rewrite" (LLM coder)
   std::vector<std::string> ideas;       // the LLM planner's ideas, handed to the LLM coder
   std::string note;                     // why a kernel is not searched, when it is not
 };
@@ -54,7 +54,7 @@ struct Plan {
 // A proposed replacement for one kernel: a full kernel source (the launch site stays unchanged).
 struct Candidate {
   std::string id;           // c1, c2, ... unique within a kernel
-  std::string origin;       // config | template:<family> | review | tune | llm:rewrite | llm:review | llm:tune
+  std::string origin;       // config | template:<family> | rewrite | review | tune | llm:rewrite | llm:review | llm:tune
   std::string description;  // one line a person can read: "XBLOCK=8 R0_BLOCK=1024 num_warps=8"
   std::string source;
   nlohmann::json config;    // the pinned launch config, when the candidate is a config of some source

@@ -1,11 +1,13 @@
 // Built-in coder: for the "config" strategy, the kernel's own source with each
 // launch config of the safe config space pinned (agents/coder/config_space.h).
-// Templates of expert kernels per family and source rewrites join here as
-// further strategies.
+// Templates of expert kernels per family ("template:<family>") and
+// semantics-preserving rewrites of the kernel's own source ("rewrite:source",
+// agents/coder/rewrites.h) are further strategies.
 #include "agents/coder/builtin.h"
 
 #include "agents/coder/config_space.h"
 #include "agents/coder/pin_config.h"
+#include "agents/coder/rewrites.h"
 #include "agents/coder/templates/templates.h"
 
 namespace kopt::agents {
@@ -40,6 +42,11 @@ std::vector<Candidate> BuiltinCoder::propose(const KernelProfile& k, const Plan&
     if (strategy.rfind("template:", 0) == 0) {
       std::string why;
       for (Candidate& c : templates::instantiate(k, &why)) out.push_back(std::move(c));
+      continue;
+    }
+    if (strategy == "rewrite:source") {
+      std::string why;
+      for (Candidate& c : rewrites::candidates(k, &why)) out.push_back(std::move(c));
       continue;
     }
     if (strategy != "config") continue;

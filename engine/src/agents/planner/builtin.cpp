@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "agents/coder/config_space.h"
+#include "agents/coder/rewrites.h"
 #include "agents/coder/templates/templates.h"
 
 namespace kopt::agents {
@@ -24,8 +25,12 @@ Plan BuiltinPlanner::plan(const KernelProfile& k) {
   // Templates first: an expert kernel of the family can change the memory traffic, a launch
   // config only how the same traffic is scheduled.
   if (templates::has_template(k.family)) p.strategies.push_back("template:" + k.family);
+  // Rewrites next: the kernel's own source, made cheaper without changing what it computes;
+  // they keep Inductor's heuristics, so they compete with the configs on the same footing.
+  std::string rewrite_why;
+  if (rewrites::applies(k, &rewrite_why)) p.strategies.push_back("rewrite:source");
   if (kernel_shape(*k.kernel, k.launches.front(), &why)) p.strategies.push_back("config");
-  if (p.strategies.empty()) p.note = why;
+  if (p.strategies.empty()) p.note = why + (rewrite_why.empty() ? "" : "; " + rewrite_why);
   return p;
 }
 

@@ -19,6 +19,7 @@ Plan LlmPlanner::plan(const KernelProfile& k) {
   for (const std::string& s : offered)
     listed += "- " + s + (s == "rewrite" ? ": a new kernel written by the coder\n"
                           : s == "config" ? ": other launch configs of the original kernel\n"
+                          : s == "rewrite:source" ? ": kernelopt's semantics-preserving rewrites of the kernel's source\n"
                                           : ": kernelopt's expert template for the family\n");
   Plan p;
   p.strategies = offered;  // when the reply is unusable, everything offered is tried

@@ -1,0 +1,238 @@
+#include "agents/coder/rewrites.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "artifact/ir.h"
+
+namespace kopt::agents::rewrites {
+
+namespace {
+
+using py::Node;
+
+// Replace [begin, end) by `text`; edits never overlap.
+struct Edit {
+  uint32_t begin, end;
+  std::string text;
+};
+
+std::string apply(const std::string& source, std::vector<Edit> edits) {
+  std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });
+  std::string out = source;
+  for (const Edit& e : edits) out.replace(e.begin, e.end - e.begin, e.text);
+  return out;
+}
+
+void walk(const Node* n, const std::function<void(const Node*)>& f) {
+  if (!n) return;
+  f(n);
+  for (const py::Field& fl : n->fields) {
+    if (fl.kind == py::Field::Kind::Child) walk(fl.child, f);
+    if (fl.kind == py::Field::Kind::List)
+      for (const Node* c : fl.list) walk(c, f);
+  }
+}
+
+// `tl.<attr>` (an Attribute on the name tl).
+bool is_tl(const Node* n, std::string_view attr) {
+  if (!n || !n->is("Attribute") || n->ident("attr") != attr) return false;
+  const Node* v = n->child("value");
+  return v && v->is("Name") && v->ident("id") == "tl";
+}
+
+bool is_tl_call(const Node* n, std::string_view fn) { return n && n->is("Call") && is_tl(n->child("func"), fn); }
+
+// The parsed kernel, or nothing with the parser's message.
+std::optional<ir::KernelSource> parse(const std::string& source, const std::string& name, std::string* why) {
+  try {
+    return ir::parse_kernel_source(source, name, name);
+  } catch (const std::exception& e) {
+    if (why) *why = e.what();
+    return std::nullopt;
+  }
+}
+
+void say(std::string* why, std::string text) {
+  if (why) *why = std::move(text);
+}
+
+// Whether 32-bit index math is safe for one launch: every integer argument (numels, strides
+// passed as ints) and every tensor's span, in elements, stays below 2^30. The margin covers the
+// lanes past a numel that a block computes indices for (masked, never dereferenced).
+bool fits_int32(const nlohmann::json& launch, std::string* why) {
+  constexpr int64_t kLimit = int64_t{1} << 30;
+  if (!launch.contains("args") || !launch["args"].is_array()) {
+    say(why, "a launch record has no arguments");
+    return false;
+  }
+  size_t i = 0;
+  for (const nlohmann::json& a : launch["args"]) {
+    ++i;
+    if (a.contains("value") && a["value"].is_number_integer() && std::abs(a["value"].get<int64_t>()) >= kLimit) {
+      say(why, fmt::format("argument {} is {}, not provably below 2^30", i, a["value"].get<int64_t>()));
+      return false;
+    }
+    if (!a.contains("shape")) continue;
+    if (!a.contains("stride") || a["stride"].size() != a["shape"].size()) {
+      say(why, fmt::format("argument {} is a tensor without strides", i));
+      return false;
+    }
+    int64_t span = 1;  // elements from the first to one past the last addressed
+    for (size_t d = 0; d < a["shape"].size(); ++d) {
+      int64_t n = a["shape"][d].get<int64_t>(), s = std::abs(a["stride"][d].get<int64_t>());
+      if (n == 0) span = 0;
+      if (span == 0) break;
+      if (n > kLimit || s > kLimit) span = kLimit;
+      else span += (n - 1) * s;
+      if (span >= kLimit) {
+        say(why, fmt::format("argument {} spans {} elements or more, not provably below 2^30", i, span));
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::string> int32_indexing(const std::string& source, const std::string& name,
+                                          const std::vector<nlohmann::json>& launches, std::string* why) {
+  auto ks = parse(source, name, why);
+  if (!ks) return std::nullopt;
+  // `<index expr>.to(tl.int64)` where the receiver is built from program ids or aranges:
+  // Inductor's widening of offsets and indices. Casts of loaded values are left alone.
+  std::vector<Edit> edits;
+  walk(ks->entry, [&](const Node* n) {
+    if (!n->is("Call") || n->list("args").size() != 1 || !n->list("keywords").empty()) return;
+    const Node* f = n->child("func");
+    if (!f || !f->is("Attribute") || f->ident("attr") != "to" || !is_tl(n->list("args")[0], "int64")) return;
+    const Node* recv = f->child("value");
+    bool index = false;
+    walk(recv, [&](const Node* m) { index |= is_tl_call(m, "program_id") || is_tl_call(m, "arange"); });
+    if (index) edits.push_back({recv->end.offset, n->end.offset, ""});
+  });
+  if (edits.empty()) {
+    say(why, "int32 indexing: the kernel does not widen its indices to 64 bits");
+    return std::nullopt;
+  }
+  if (launches.empty()) {
+    say(why, "int32 indexing: no recorded launch to bound the indices by");
+    return std::nullopt;
+  }
+  for (const nlohmann::json& l : launches) {
+    std::string reason;
+    if (!fits_int32(l, &reason)) {
+      say(why, "int32 indexing: " + reason);
+      return std::nullopt;
+    }
+  }
+  return apply(source, edits);
+}
+
+std::vector<std::pair<std::string, std::string>> eviction_hints(const std::string& source, const std::string& name,
+                                                                std::string* why) {
+  auto ks = parse(source, name, why);
+  if (!ks) return {};
+  std::vector<const Node*> loops;
+  for (const Node* s : ks->entry->list("body"))
+    if (s->is("For")) loops.push_back(s);
+  if (loops.size() < 2) {
+    say(why, "eviction hints: not a looped reduction with two passes");
+    return {};
+  }
+  auto loads_in = [](const Node* root) {
+    std::vector<const Node*> out;
+    walk(root, [&](const Node* n) {
+      if (is_tl_call(n, "load") && !n->list("args").empty()) out.push_back(n);
+    });
+    return out;
+  };
+  auto pointers = [](const std::vector<const Node*>& loads) {
+    std::set<std::string_view> out;
+    for (const Node* l : loads)
+      walk(l->list("args")[0], [&](const Node* m) {
+        if (m->is("Name") && m->ident("id").find("ptr") != std::string_view::npos) out.insert(m->ident("id"));
+      });
+    return out;
+  };
+  std::vector<const Node*> first = loads_in(loops.front()), last = loads_in(loops.back());
+  std::set<std::string_view> a = pointers(first), b = pointers(last), shared;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::inserter(shared, shared.end()));
+  if (shared.empty()) {
+    say(why, "eviction hints: the first and last pass load no pointer in common");
+    return {};
+  }
+  const std::string& src = source;
+  // The edit that sets (policy non-empty) or removes (empty) a load's eviction_policy keyword.
+  auto set_policy = [&](const Node* call, const std::string& policy) -> std::optional<Edit> {
+    const Node* kw = nullptr;
+    for (const Node* k : call->list("keywords"))
+      if (k->ident("arg") == "eviction_policy") kw = k;
+    if (kw && !policy.empty()) {
+      const Node* v = kw->child("value");
+      return Edit{v->begin.offset, v->end.offset, "'" + policy + "'"};
+    }
+    if (kw) {  // from the end of the argument before it, so its comma goes too
+      uint32_t prev = call->child("func")->end.offset + 1;
+      for (const char* field : {"args", "keywords"})
+        for (const Node* x : call->list(field))
+          if (x->end.offset <= kw->begin.offset) prev = std::max(prev, x->end.offset);
+      return Edit{prev, kw->end.offset, ""};
+    }
+    if (policy.empty()) return std::nullopt;
+    uint32_t close = call->end.offset - 1;  // the ')'
+    uint32_t p = close;
+    while (p > 0 && std::isspace(static_cast<unsigned char>(src[p - 1]))) --p;
+    std::string sep = (p > 0 && src[p - 1] == ',') ? " " : ", ";
+    return Edit{p, p, sep + "eviction_policy='" + policy + "'"};
+  };
+  std::vector<std::pair<std::string, std::string>> out;
+  std::vector<Edit> two_pass, none;
+  for (const Node* l : first)
+    if (auto e = set_policy(l, "evict_last")) two_pass.push_back(*e);
+  for (const Node* l : last)
+    if (auto e = set_policy(l, "evict_first")) two_pass.push_back(*e);
+  walk(ks->entry, [&](const Node* n) {
+    if (is_tl_call(n, "load"))
+      if (auto e = set_policy(n, "")) none.push_back(*e);
+  });
+  std::string s = apply(source, two_pass);
+  if (s != source) out.emplace_back("eviction hints: evict_last in the first pass, evict_first in the last", s);
+  s = apply(source, none);
+  if (s != source) out.emplace_back("eviction hints removed", s);
+  if (out.empty()) say(why, "eviction hints: every variant equals the kernel's own source");
+  return out;
+}
+
+std::vector<Candidate> candidates(const KernelProfile& k, std::string* why) {
+  std::vector<Candidate> out;
+  std::vector<std::string> declined;
+  auto add = [&](std::string description, std::string source) {
+    Candidate c;
+    c.origin = "rewrite";
+    c.description = std::move(description);
+    c.source = std::move(source);
+    out.push_back(std::move(c));
+  };
+  std::string reason;
+  if (auto s = int32_indexing(k.kernel->source, k.kernel->name, k.launches, &reason))
+    add("int32 indexing: 64-bit index widening dropped (every launch's numels and spans < 2^30)", *s);
+  else declined.push_back(reason);
+  reason.clear();
+  auto ev = eviction_hints(k.kernel->source, k.kernel->name, &reason);
+  for (auto& [d, s] : ev) add(d, s);
+  if (ev.empty()) declined.push_back(reason);
+  if (why) {
+    why->clear();
+    for (const std::string& d : declined) *why += (why->empty() ? "" : "; ") + d;
+  }
+  return out;
+}
+
+bool applies(const KernelProfile& k, std::string* why) { return !candidates(k, why).empty(); }
+
+}  // namespace kopt::agents::rewrites

@@ -1,0 +1,42 @@
+// Semantics-preserving source rewrites of Inductor's own kernels: the "rewrite"
+// strategy of the built-in coder, beside the config space and the templates.
+// Each rewrite is a pure function of the kernel source (and, where a fact about
+// the launches is needed, of the recorded launches) done on the parsed syntax
+// tree by byte offsets: it returns the rewritten source, or nothing with the
+// reason it declined. The @triton.jit entry, its parameters and the heuristics
+// decorator stay as they are, so a rewrite launches with the kernel's own configs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/agent.h"
+
+namespace kopt::agents::rewrites {
+
+// Drops Inductor's 64-bit index widening (`.to(tl.int64)` on an expression built
+// from tl.program_id / tl.arange) when every launch's integer arguments and every
+// tensor's span are below 2^30 (2^31 with a block's overshoot to spare), so that
+// 32-bit index math cannot overflow. Declines when no launch is recorded.
+std::optional<std::string> int32_indexing(const std::string& source, const std::string& name,
+                                          const std::vector<nlohmann::json>& launches, std::string* why);
+
+// Eviction-hint variants of a looped reduction whose first and last `for` loop
+// load the same pointer: {description, source} pairs, only `eviction_policy`
+// keywords of tl.load calls changed. "evict_last first pass, evict_first last
+// pass" (skipped when equal to the source) and "eviction hints removed".
+std::vector<std::pair<std::string, std::string>> eviction_hints(const std::string& source, const std::string& name,
+                                                                std::string* why);
+
+// Whether any rewrite applies to `k` (the planner's test); `why` says why none does.
+bool applies(const KernelProfile& k, std::string* why);
+
+// Every rewrite of `k` as candidates of origin "rewrite" (no config pinned); the
+// reasons of the rewrites that declined are joined into `why`.
+std::vector<Candidate> candidates(const KernelProfile& k, std::string* why);
+
+}  // namespace kopt::agents::rewrites

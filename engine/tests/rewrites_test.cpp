@@ -1,0 +1,168 @@
+// Source rewrites of Inductor's own kernels (agents/coder/rewrites.h) on corpus kernels:
+// each applies where it should, declines with its reason otherwise, and passes G1.
+#include <gtest/gtest.h>
+
+#include "agents/agent.h"
+#include "agents/coder/builtin.h"
+#include "agents/coder/rewrites.h"
+#include "agents/planner/builtin.h"
+#include "artifact/bundle.h"
+#include "profile/family.h"
+#include "verify/static/g1.h"
+#include "test_util.h"
+
+using namespace kopt;
+using nlohmann::json;
+using kopt::testing::corpus;
+using kopt::testing::tensor;
+using kopt::testing::value;
+
+namespace {
+
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+// softmax_large's kernel with Inductor's 64-bit index widening put in (what it writes when a
+// numel may exceed 2^31): the program-id offset and the reduction base are cast to int64.
+std::string widened(const std::string& src) {
+  std::string s = src;
+  auto sub = [&](const std::string& from, const std::string& to) {
+    size_t p = s.find(from);
+    EXPECT_NE(p, std::string::npos) << from;
+    if (p != std::string::npos) s.replace(p, from.size(), to);
+  };
+  sub("xoffset = tl.program_id(0) * XBLOCK", "xoffset = tl.program_id(0).to(tl.int64) * XBLOCK");
+  sub("r0_base = tl.arange(0, R0_BLOCK)[None, :]", "r0_base = tl.arange(0, R0_BLOCK)[None, :].to(tl.int64)");
+  return s;
+}
+
+json softmax_launch(int64_t rows, int64_t cols) {
+  return {{"args", {tensor({rows, cols}), tensor({rows, cols}), value(rows), value(cols)}}};
+}
+
+}  // namespace
+
+TEST(Rewrites, Int32IndexingDropsTheWideningWhenLaunchesAreSmall) {
+  auto b = corpus("softmax_large");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  std::string src = widened(k.source);
+  ASSERT_EQ(count(src, ".to(tl.int64)"), 2u);
+  std::string why;
+  auto out = agents::rewrites::int32_indexing(src, k.name, {softmax_launch(8192, 8192)}, &why);
+  ASSERT_TRUE(out) << why;
+  EXPECT_EQ(*out, k.source);  // exactly the casts removed, nothing else touched
+  EXPECT_TRUE(verify::run_g1(k, *out).passed);
+}
+
+TEST(Rewrites, Int32IndexingDeclinesWhatItCannotProve) {
+  auto b = corpus("softmax_large");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  std::string src = widened(k.source), why;
+  // 65536 x 32768 elements: the span reaches 2^31.
+  EXPECT_FALSE(agents::rewrites::int32_indexing(src, k.name, {softmax_launch(8192, 8192), softmax_launch(65536, 32768)},
+                                                &why));
+  EXPECT_NE(why.find("spans"), std::string::npos) << why;
+  EXPECT_NE(why.find("2^30"), std::string::npos) << why;
+  // A numel passed as an int above the bound.
+  json l = softmax_launch(8192, 8192);
+  l["args"][2] = value(int64_t{3} << 30);
+  EXPECT_FALSE(agents::rewrites::int32_indexing(src, k.name, {l}, &why));
+  EXPECT_NE(why.find("argument 3"), std::string::npos) << why;
+  // No launch recorded: nothing bounds the indices.
+  EXPECT_FALSE(agents::rewrites::int32_indexing(src, k.name, {}, &why));
+  EXPECT_NE(why.find("no recorded launch"), std::string::npos) << why;
+  // The kernel as Inductor wrote it has no widening.
+  EXPECT_FALSE(agents::rewrites::int32_indexing(k.source, k.name, {softmax_launch(8192, 8192)}, &why));
+  EXPECT_NE(why.find("does not widen"), std::string::npos) << why;
+  // cross_entropy casts loaded values (labels) to int64: those are data, not indices, and stay.
+  auto ce = corpus("cross_entropy");
+  int checked = 0;
+  for (const ir::Kernel& ck : ce->graphs[0]->kernels) {
+    if (ck.source.find(".to(tl.int64)") == std::string::npos) continue;
+    ++checked;
+    json big = {{"args", {tensor({64, 1000})}}};
+    EXPECT_FALSE(agents::rewrites::int32_indexing(ck.source, ck.name, {big}, &why)) << ck.name;
+    EXPECT_NE(why.find("does not widen"), std::string::npos) << why;
+  }
+  EXPECT_GT(checked, 0);
+}
+
+TEST(Rewrites, EvictionHintsOnATwoPassSoftmax) {
+  auto b = corpus("softmax_large");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  std::string why;
+  auto vs = agents::rewrites::eviction_hints(k.source, k.name, &why);
+  // Inductor already wrote evict_last/evict_first here, so only the hint-free variant differs.
+  ASSERT_EQ(vs.size(), 1u) << why;
+  EXPECT_EQ(vs[0].first, "eviction hints removed");
+  EXPECT_EQ(count(vs[0].second, "eviction_policy"), 0u);
+  EXPECT_EQ(count(vs[0].second, "tl.load(in_ptr0 + (r0_1 + 8192*x0), r0_mask, other=0.0)"), 2u);
+  EXPECT_TRUE(verify::run_g1(k, vs[0].second).passed);
+  // On the hint-free source the two-pass variant adds the keyword back as the last argument.
+  auto back = agents::rewrites::eviction_hints(vs[0].second, k.name, &why);
+  ASSERT_EQ(back.size(), 1u) << why;
+  EXPECT_EQ(count(back[0].second, "r0_mask, other=0.0, eviction_policy='evict_last')"), 1u);
+  EXPECT_EQ(count(back[0].second, "r0_mask, other=0.0, eviction_policy='evict_first')"), 1u);
+  EXPECT_TRUE(verify::run_g1(k, back[0].second).passed);
+}
+
+TEST(Rewrites, EvictionHintsOnLayerNorm) {
+  auto b = corpus("layer_norm_large");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  std::string why;
+  auto vs = agents::rewrites::eviction_hints(k.source, k.name, &why);
+  ASSERT_EQ(vs.size(), 2u) << why;
+  // Last pass: every load evict_first, weights and bias included.
+  EXPECT_NE(vs[0].second.find("tl.load(in_ptr1 + (r0_1), r0_mask, eviction_policy='evict_first', other=0.0)"),
+            std::string::npos);
+  EXPECT_EQ(count(vs[0].second, "evict_last"), 1u);
+  EXPECT_EQ(count(vs[1].second, "eviction_policy"), 0u);
+  for (const auto& [d, s] : vs) {
+    auto g1 = verify::run_g1(k, s);
+    EXPECT_TRUE(g1.passed) << d;
+  }
+}
+
+TEST(Rewrites, EvictionHintsDeclineWithoutTwoPasses) {
+  std::string why;
+  auto g = corpus("gelu_scale");
+  const ir::Kernel& pk = g->graphs[0]->kernels.at(0);
+  EXPECT_TRUE(agents::rewrites::eviction_hints(pk.source, pk.name, &why).empty());
+  EXPECT_NE(why.find("not a looped reduction"), std::string::npos) << why;
+  EXPECT_TRUE(agents::rewrites::eviction_hints("def broken(:\n", "broken", &why).empty());
+  EXPECT_FALSE(why.empty());
+}
+
+TEST(Rewrites, PlannerAndCoder) {
+  auto b = corpus("softmax_large");
+  agents::KernelProfile p;
+  p.kernel = &b->graphs[0]->kernels.at(0);
+  p.family = profile::family(*p.kernel);
+  p.launches = {softmax_launch(8192, 8192)};
+  agents::Plan plan = agents::BuiltinPlanner().plan(p);
+  auto at = [&](const std::string& s) { return std::find(plan.strategies.begin(), plan.strategies.end(), s); };
+  ASSERT_NE(at("rewrite:source"), plan.strategies.end());
+  EXPECT_LT(at("template:softmax"), at("rewrite:source"));
+  EXPECT_LT(at("rewrite:source"), at("config"));
+  auto cands = agents::BuiltinCoder().propose(p, agents::Plan{{"rewrite:source"}, {}, ""});
+  ASSERT_EQ(cands.size(), 1u);
+  EXPECT_EQ(cands[0].origin, "rewrite");
+  EXPECT_EQ(cands[0].description, "eviction hints removed");
+  EXPECT_TRUE(cands[0].config.is_null());  // Inductor's heuristics decorator stays
+  EXPECT_NE(cands[0].source.find("@triton_heuristics.reduction("), std::string::npos);
+
+  // A pointwise kernel without widening or passes: no rewrite, each rewrite's reason kept.
+  auto g = corpus("gelu_scale");
+  p.kernel = &g->graphs[0]->kernels.at(0);
+  p.family = profile::family(*p.kernel);
+  p.launches = {{{"args", {tensor({65536}), tensor({65536}), tensor({65536}), value(65536)}}}};
+  std::string why;
+  EXPECT_FALSE(agents::rewrites::applies(p, &why));
+  EXPECT_NE(why.find("int32 indexing"), std::string::npos) << why;
+  EXPECT_NE(why.find("eviction hints"), std::string::npos) << why;
+  plan = agents::BuiltinPlanner().plan(p);
+  EXPECT_EQ(std::find(plan.strategies.begin(), plan.strategies.end(), "rewrite:source"), plan.strategies.end());
+}
