@@ -24,6 +24,7 @@
 #include "bench/table.h"
 #include "cli/bench_problem.h"
 #include "cli/commands.h"
+#include "util/split.h"
 #include "report/bench_report.h"
 #include "report/report.h"
 #include "util/error.h"
@@ -34,14 +35,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-std::vector<std::string> split_gpus(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 // What decides a problem's row: a run directory only ever holds rows made under these.
 json settings_of(const BenchOptions& o) {
@@ -124,7 +117,7 @@ int bench(const BenchOptions& o) {
   std::vector<std::string> notes;
   std::vector<bench::Problem> problems = bench::select_shard(bench::discover(o.suite, levels, &notes), shard);
   for (const std::string& n : notes) std::cerr << "[bench] " << n << "\n";
-  std::vector<std::string> gpus = o.device == "cpu" ? std::vector<std::string>{"cpu"} : split_gpus(o.gpus);
+  std::vector<std::string> gpus = o.device == "cpu" ? std::vector<std::string>{"cpu"} : split_list(o.gpus);
   if (gpus.empty()) throw UserError("--gpus: give at least one GPU index, e.g. --gpus 0 or --gpus 0,1");
 
   fs::path out = !o.out.empty() ? fs::path(o.out) : fs::path(fs::path(o.suite).filename().string() + ".bench");

@@ -20,6 +20,7 @@
 #include "agents/agent.h"
 #include "artifact/bundle.h"
 #include "cli/commands.h"
+#include "util/split.h"
 #include "cli/llm_report.h"
 #include "cli/optimize_report.h"
 #include "profile/family.h"
@@ -74,19 +75,6 @@ void stage(Job& job, const std::string& name, F&& body) {
   job.stages.push_back({{"name", name}, {"seconds", s}});
 }
 
-std::vector<std::string> split_list(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t comma = s.find(',', start);
-    std::string item = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!item.empty()) out.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 void load(Job& job) {
   const OptimizeOptions& o = job.o;
   fs::path target(o.target);
@@ -108,7 +96,8 @@ void load(Job& job) {
     CaptureOptions c;
     c.problem = o.target, c.out = dir.string(), c.mode = o.mode, c.device = job.gpu() ? "cuda" : "cpu",
     c.dtype = o.dtype, c.force = true, c.timeout_s = o.timeout_s;
-    c.gpu = !job.gpu() || split_list(o.gpus).empty() ? "" : split_list(o.gpus).front();
+    std::vector<std::string> gpus = split_list(o.gpus);
+    c.gpu = !job.gpu() || gpus.empty() ? "" : gpus.front();
     std::string error_line;
     if (int rc = capture_and_wait(c, &error_line); rc != 0)
       throw UserError(error_line.empty() ? fmt::format("capturing {} failed (exit {})", o.target, rc)

@@ -64,10 +64,7 @@ bool flip_reduction_axes(std::string& line) {
 }  // namespace
 
 std::vector<Candidate> column_reduction(const KernelProfile& k, std::string* why_not) {
-  auto no = [&](const std::string& why) {
-    if (why_not) *why_not = why;
-    return std::vector<Candidate>{};
-  };
+  auto no = [&](const std::string& why) { return decline(why_not, why); };
   const ir::Kernel& ker = *k.kernel;
   bool looped = ker.kind == "reduction";
   if (!looped && ker.kind != "persistent_reduction") return no("not a reduction kernel");

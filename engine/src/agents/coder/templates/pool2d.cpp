@@ -63,15 +63,6 @@ std::optional<PoolParams> parse(const std::string& comment, std::string* why) {
   return std::nullopt;
 }
 
-bool contiguous(const json& t) {
-  int64_t expect = 1;
-  for (size_t d = t["shape"].size(); d-- > 0;) {
-    if (t["shape"][d].get<int64_t>() != 1 && t["stride"][d].get<int64_t>() != expect) return false;
-    expect *= t["shape"][d].get<int64_t>();
-  }
-  return true;
-}
-
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The template's entry: G stacked tiles ([G, 1] rows of unit indices against [1, BW] columns), the
@@ -145,10 +136,7 @@ std::string pool_def(const ir::Kernel& ker, const PoolParams& pp, const std::str
 
 std::vector<Candidate> pool2d(const KernelProfile& k, std::string* why_not) {
   std::string why;
-  auto no = [&](const std::string& w) {
-    if (why_not) *why_not = w;
-    return std::vector<Candidate>{};
-  };
+  auto no = [&](const std::string& why) { return decline(why_not, why); };
   const ir::Kernel& ker = *k.kernel;
   if (ker.kind != "pointwise") return no("not a pointwise pooling kernel");
   if (ker.aten_ops != std::vector<std::string>{"aten.max_pool2d_with_indices"} &&
@@ -165,7 +153,7 @@ std::vector<Candidate> pool2d(const KernelProfile& k, std::string* why_not) {
   if (k.launches.size() != 1) return no("one launch expected");
   const json& a = k.launches.front()["args"];
   if (a.size() != 3 || !a[0].contains("shape") || a[0]["shape"].size() != 4 || !a[1].contains("shape") ||
-      a[1]["shape"].size() != 4 || !contiguous(a[0]) || !contiguous(a[1]))
+      a[1]["shape"].size() != 4 || !is_contiguous(a[0]) || !is_contiguous(a[1]))
     return no("input and output must be contiguous NCHW tensors");
   if (a[0]["dtype"] != a[1]["dtype"]) return no("input and output dtypes differ");
   int64_t nc = a[0]["shape"][0].get<int64_t>() * a[0]["shape"][1].get<int64_t>();

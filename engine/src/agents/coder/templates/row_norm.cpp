@@ -103,10 +103,7 @@ bool is_row_norm_family(const std::string& f) {
 }
 
 std::vector<Candidate> row_norm(const KernelProfile& k, std::string* why_not) {
-  auto no = [&](const std::string& why) {
-    if (why_not) *why_not = why;
-    return std::vector<Candidate>{};
-  };
+  auto no = [&](const std::string& why) { return decline(why_not, why); };
   const ir::Kernel& ker = *k.kernel;
   if (ker.kind != "reduction" && ker.kind != "persistent_reduction") return no("not a reduction kernel");
   std::vector<const ir::KernelParam*> runtime;

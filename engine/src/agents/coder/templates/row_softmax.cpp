@@ -18,24 +18,16 @@ namespace {
 constexpr int64_t kMaxRow = 32768;  // 64 fp32 registers per thread at 16 warps
 
 bool contiguous_rows(const json& t, int64_t rows, int64_t cols) {
-  if (!t.contains("shape") || !t.contains("stride")) return false;
-  int64_t numel = 1, expect = 1;
-  const json &shape = t["shape"], &stride = t["stride"];
-  for (size_t d = shape.size(); d-- > 0;) {
-    int64_t n = shape[d];
-    if (n != 1 && stride[d].get<int64_t>() != expect) return false;
-    expect *= n, numel *= n;
-  }
-  return numel == rows * cols && !shape.empty() && shape.back().get<int64_t>() == cols;
+  if (!is_contiguous(t) || t["shape"].empty() || t["shape"].back().get<int64_t>() != cols) return false;
+  int64_t numel = 1;
+  for (const json& n : t["shape"]) numel *= n.get<int64_t>();
+  return numel == rows * cols;
 }
 
 }  // namespace
 
 std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not) {
-  auto no = [&](const std::string& why) {
-    if (why_not) *why_not = why;
-    return std::vector<Candidate>{};
-  };
+  auto no = [&](const std::string& why) { return decline(why_not, why); };
   const ir::Kernel& ker = *k.kernel;
   if (ker.kind != "reduction" && ker.kind != "persistent_reduction") return no("not a reduction kernel");
   // Only the ops of a plain (log-)softmax: anything else fused in would be dropped by the template.

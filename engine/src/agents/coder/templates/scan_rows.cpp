@@ -47,10 +47,7 @@ std::string indent(const std::vector<std::string>& lines, int n) {
 }  // namespace
 
 std::vector<Candidate> scan_rows(const KernelProfile& k, std::string* why_not) {
-  auto no = [&](const std::string& why) {
-    if (why_not) *why_not = why;
-    return std::vector<Candidate>{};
-  };
+  auto no = [&](const std::string& why) { return decline(why_not, why); };
   const ir::Kernel& ker = *k.kernel;
   if (ker.kind != "persistent_reduction") return no("not a persistent (whole-row) scan kernel");
   std::vector<const ir::KernelParam*> runtime;

@@ -28,10 +28,7 @@ std::string indent(const std::vector<std::string>& lines, int n) {
 }  // namespace
 
 std::vector<Candidate> scan_split(const KernelProfile& k, std::string* why_not) {
-  auto no = [&](const std::string& why) {
-    if (why_not) *why_not = why;
-    return std::vector<Candidate>{};
-  };
+  auto no = [&](const std::string& why) { return decline(why_not, why); };
   const ir::Kernel& ker = *k.kernel;
   if (ker.kind != "split_scan") return no("not a split scan");
   std::string why;

@@ -21,6 +21,22 @@ bool has_template(const std::string& family) {
          is_row_norm_family(family);
 }
 
+std::vector<Candidate> decline(std::string* why_not, const std::string& why) {
+  if (why_not) *why_not = why;
+  return {};
+}
+
+bool is_contiguous(const nlohmann::json& t) {
+  if (!t.contains("shape") || !t.contains("stride") || t["shape"].size() != t["stride"].size()) return false;
+  int64_t expect = 1;
+  for (size_t d = t["shape"].size(); d-- > 0;) {
+    int64_t n = t["shape"][d];
+    if (n != 1 && t["stride"][d].get<int64_t>() != expect) return false;
+    expect *= n;
+  }
+  return true;
+}
+
 std::vector<Candidate> instantiate(const KernelProfile& k, std::string* why_not) {
   if (k.family == "softmax" || k.family == "log_softmax") return row_softmax(k, why_not);
   if (k.family == "pooling") return pool2d(k, why_not);
@@ -28,8 +44,7 @@ std::vector<Candidate> instantiate(const KernelProfile& k, std::string* why_not)
   if (k.family == "scan") return k.kernel->kind == "split_scan" ? scan_split(k, why_not) : scan_rows(k, why_not);
   if (k.family == "reduction" || k.family == "arg_reduction" || k.family == "minmax_reduction")
     return column_reduction(k, why_not);
-  if (why_not) *why_not = "no template for family " + k.family;
-  return {};
+  return decline(why_not, "no template for family " + k.family);
 }
 
 std::string replace_entry(const ir::Kernel& k, const std::string& entry_def) {

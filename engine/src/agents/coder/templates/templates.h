@@ -27,6 +27,12 @@ std::string replace_entry(const ir::Kernel& k, const std::string& entry_def);
 // G1 requires a template to keep the original's parameters.
 std::string entry_params(const ir::Kernel& k);
 
+// A template's answer when it does not apply: no instances, the reason in *why_not (when asked).
+std::vector<Candidate> decline(std::string* why_not, const std::string& why);
+
+// Whether a launch argument (shape/stride JSON) is a dense row-major tensor; size-1 dims may have any stride.
+bool is_contiguous(const nlohmann::json& t);
+
 // One template instance: `source` with launch config `config` pinned.
 Candidate instance(const ir::Kernel& k, const std::string& family, const std::string& source,
                    const nlohmann::json& config, const std::string& description);
