@@ -13,6 +13,7 @@
 
 #include "bench/suite.h"
 #include "bench/table.h"
+#include "cli/bench_problem.h"
 #include "report/bench_report.h"
 #include "util/error.h"
 
@@ -73,6 +74,17 @@ TEST(BenchSuite, DiscoversProblemsAndBundlesInOrderAndShardsCoverThemOnce) {
   EXPECT_THROW(b::discover(root.string(), {3}, nullptr), kopt::UserError);
   EXPECT_THROW(b::discover((root / "missing").string(), {1}, nullptr), kopt::UserError);
   fs::remove_all(root);
+}
+
+TEST(BenchRow, FailureKindsFromReasons) {
+  using kopt::cli::failure_kind;
+  EXPECT_EQ(failure_kind("capturing level1/x.py failed: the capture did not finish within 600 s and was stopped "
+                         "(raise --timeout)"),
+            "timeout");
+  EXPECT_EQ(failure_kind("capturing level1/x.py failed: torch.compile failed: BackendCompilerFailed"), "compile");
+  EXPECT_EQ(failure_kind("problem file x.py fails to import: ImportError: no module y"), "import");
+  EXPECT_EQ(failure_kind("CUDA out of memory. Tried to allocate 2.00 GiB"), "oom");
+  EXPECT_EQ(failure_kind("worker for device cuda did not start (crashed): ..."), "crash");
 }
 
 TEST(BenchTable, GeomeanFastPAndCorrectness) {

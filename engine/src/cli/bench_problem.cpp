@@ -76,10 +76,13 @@ std::string failure_kind(const std::string& message) {
   if (m.find("fails to import") != std::string::npos || m.find("cannot import") != std::string::npos ||
       m.find(" lacks ") != std::string::npos || m.find("building the problem failed") != std::string::npos)
     return "import";
+  // Before "compile": a capture stopped by --timeout reads "capturing X failed: ... did not finish within".
+  if (m.find("timeout") != std::string::npos || m.find("timed out") != std::string::npos ||
+      m.find("did not finish within") != std::string::npos)
+    return "timeout";
   if (m.find("torch.compile failed") != std::string::npos || m.find("fell back to eager") != std::string::npos ||
       m.find("capturing") != std::string::npos)
     return "compile";
-  if (m.find("timeout") != std::string::npos || m.find("timed out") != std::string::npos) return "timeout";
   if (m.find("crashed") != std::string::npos) return "crash";
   if (m.find("captured with torch.compile on a gpu") != std::string::npos) return "needs_gpu";
   return "error";
