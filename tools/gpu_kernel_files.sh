@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # GPU smoke check of kernel-file inputs (docs/inputs.md): capture each small example on the GPU and run
 # `kernelopt profile` on the bundle (the module against the original launcher / Helion kernel, and where
-# the GPU time goes). Prints one line per example. Usage: tools/gpu_kernel_files.sh OUT_DIR (env: KERNELOPT)
+# the GPU time goes). Prints one line per example.
+# Usage: tools/gpu_kernel_files.sh OUT_DIR ["triton helion"] (env: KERNELOPT)
 set -u
 out=$1
 kopt=${KERNELOPT:-kernelopt}
 cd "$(dirname "$0")/.."
-for f in examples/triton/*.py examples/helion/*.py; do
+kinds=${2:-triton helion}
+for f in $(for k in $kinds; do echo examples/$k/*.py; done); do
   case "$f" in *_large.py) continue ;; esac
   kind=$(basename "$(dirname "$f")") name=$(basename "$f" .py)
   b="$out/$kind-$name"

@@ -101,7 +101,8 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
               {"eager", nullptr},                {"compiled", nullptr},    {"optimized", nullptr},
               {"speedup", nullptr},              {"wall_speedup", nullptr}, {"host_bound", nullptr},
               {"kernels", 0},                    {"accepted_count", 0},    {"accepted", json::array()},
-              {"vendor_share", nullptr},         {"result_dir", fs::path("problems") / rel}, {"gpu", nullptr}};
+              {"vendor_share", nullptr},         {"result_dir", fs::path("problems") / rel}, {"gpu", nullptr},
+              {"stages", nullptr}};
   auto finish = [&](json& r) -> json& {
     r["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
@@ -138,6 +139,8 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
   bool changed = report.is_object() && report["module"].value("changed", false);
   json sources = json::array();
   if (report.is_object()) {
+    row["stages"] = json::object();  // where the problem's time went: seconds per stage of the job, then the bench's
+    for (const json& st : report.value("stages", json::array())) row["stages"][st.value("name", "?")] = st["seconds"];
     row["kernels"] = report["kernels"].size();
     for (const json& k : report["kernels"])
       if (k.value("accepted", false) && changed)
@@ -153,6 +156,10 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
   }
   auto timeout = std::chrono::seconds(o.timeout_s);
 
+  auto since = [](std::chrono::steady_clock::time_point a) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+  };
+  auto t_check = std::chrono::steady_clock::now();
   // 3. Correct? The final model against torch.compile's (G3's rule, docs/gates.md) and against eager.
   verify::CascadeOptions co;
   json rm = sup.call({{"op", "run_module"}, {"bundle", bundle}, {"sources", sources}, {"tolerances", co.tol.to_json()}},
@@ -167,11 +174,14 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
   row["correct"] = rm["vs_baseline"].value("ok", false) || verify::model_verdict(rm, co).passed;
   row["matches_eager"] = rm["vs_eager"].value("ok", false);
 
+  if (row["stages"].is_object()) row["stages"]["bench_check"] = since(t_check);
+  auto t_times = std::chrono::steady_clock::now();
   // 4. Times, side by side in one process (GPU only).
   json treq = {{"op", "bench_times"}, {"bundle", bundle}, {"reps", o.reps}};
   if (changed) treq["sources"] = sources;
   json t = sup.call(treq, timeout);
   if (verify::failed_reply(t)) return fail(opt_error.empty() ? "timing failed: " + reply_reason(t) : opt_error);
+  if (row["stages"].is_object()) row["stages"]["bench_times"] = since(t_times);
   if (t.value("measured", false)) {
     row["measured"] = true;
     row["eager"] = times_entry(t["eager"]);
