@@ -205,3 +205,26 @@ def test_a_capture_that_hangs_is_stopped_by_the_timeout(kernelopt_bin, tmp_path)
     assert r.returncode == 2, r.stderr
     last = r.stderr.strip().splitlines()[-1]
     assert "did not finish within 8 s" in last and "--timeout" in last, r.stderr
+
+
+def test_autotuned_choice_keeps_its_warps_and_stages():
+    """The baseline is the autotuner's whole choice: a 128x128 tile launched at the default 4 warps
+    spills and ran 6x slower than the original launcher on the GPU."""
+    from types import SimpleNamespace
+
+    import triton
+    import triton.language as tl
+
+    from kernelopt.worker import capture_triton
+
+    @triton.autotune(configs=[triton.Config({"B": 32}, num_warps=4, num_stages=2),
+                              triton.Config({"B": 128}, num_warps=8, num_stages=4)], key=["n"])
+    @triton.jit
+    def tuned(x, n, B: tl.constexpr):
+        pass
+
+    tuned.best_config = tuned.configs[1]
+    trace = SimpleNamespace(launches=[SimpleNamespace(global_name="tuned")])
+    per_launch, per_kernel = capture_triton._autotuned_configs({"tuned": tuned}, trace)
+    assert per_launch[0] == {"B": 128, "num_warps": 8, "num_stages": 4}
+    assert per_kernel["tuned"]["chosen"] == per_launch[0] and len(per_kernel["tuned"]["configs"]) == 2
