@@ -228,3 +228,15 @@ def test_autotuned_choice_keeps_its_warps_and_stages():
     per_launch, per_kernel = capture_triton._autotuned_configs({"tuned": tuned}, trace)
     assert per_launch[0] == {"B": 128, "num_warps": 8, "num_stages": 4}
     assert per_kernel["tuned"]["chosen"] == per_launch[0] and len(per_kernel["tuned"]["configs"]) == 2
+
+
+def test_unit_strides_are_declared_constant_as_triton_specializes_them():
+    """Triton's JIT turns an integer argument equal to 1 into a constant (unit strides become
+    provably contiguous loads); the captured declaration must say the same, or the baseline is a
+    slower kernel than the original (6x on the H200 for the tiled matmul)."""
+    module = (CORPUS / "triton" / "matmul_bias_relu" / "module_0.py").read_text()
+    for name in ("stride_ak", "stride_bn", "stride_cn"):
+        assert f"'{name}': 'constexpr'" in module and f"'{name}': 1" in module
+    assert "'stride_am': 'i32'" in module  # 128: divisible by 16, not a constant
+    # Still passed at the launch, as Inductor passes equal-to-1 arguments.
+    assert "triton_matmul_bias_relu_kernel_0.run(arg0_1, arg1_1, arg2_1, buf0, 128, 128, 128, 128, 1," in module
