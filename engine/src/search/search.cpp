@@ -93,13 +93,7 @@ class KernelSearch {
                       *out_.candidates[ranked.front()].screen_ratio));
       verify(ranked.front());
     }
-    if (!out_.chosen) {
-      size_t rejected = 0;
-      for (const auto& c : out_.candidates) rejected += c.outcome == "rejected";
-      out_.note = o_.gpu ? fmt::format("fallback to the compiler's kernel: no candidate passed every gate "
-                                       "({} verified and rejected)", rejected)
-                         : "fallback: no candidate passed G1-G3";
-    }
+    if (!out_.chosen) out_.note = o_.gpu ? fallback_note() : "fallback: no candidate passed G1-G3";
     return finish(t0);
   }
 
@@ -221,6 +215,34 @@ class KernelSearch {
       out_.speedup = sp;
     }
     return true;
+  }
+
+  // Why nothing was accepted, counted over every candidate: a row in a suite table must tell a
+  // search that found nothing faster from one whose screening failed or whose budget ran out.
+  std::string fallback_note() const {
+    size_t rejected = 0, slower = 0, unscreened = 0, failed = 0, best_i = SIZE_MAX;
+    std::string first_error;
+    for (size_t i = 0; i < out_.candidates.size(); ++i) {
+      const CandidateRecord& c = out_.candidates[i];
+      if (c.outcome == "rejected") ++rejected;
+      if (c.screen_ratio) {
+        ++slower;
+        if (best_i == SIZE_MAX || *c.screen_ratio < *out_.candidates[best_i].screen_ratio) best_i = i;
+      } else if (c.screen_error.rfind("not screened", 0) == 0) {
+        ++unscreened;
+      } else if (!c.screen_error.empty()) {
+        ++failed;
+        if (first_error.empty()) first_error = c.screen_error.substr(0, 160);
+      }
+    }
+    std::string note = fmt::format("fallback to the compiler's kernel: no candidate passed every gate ({} verified "
+                                   "and rejected; {} screened",
+                                   rejected, slower);
+    if (best_i != SIZE_MAX)
+      note += fmt::format(", best {:.3f}x of the baseline's time", *out_.candidates[best_i].screen_ratio);
+    if (failed) note += fmt::format("; {} failed to screen, first: {}", failed, first_error);
+    if (unscreened) note += fmt::format("; {} not screened: the budget was spent", unscreened);
+    return note + ")";
   }
 
   KernelOutcome finish(Clock::time_point t0) {
