@@ -128,6 +128,37 @@ TEST(BenchTable, UnmeasuredRowsGiveNoSpeedups) {
   EXPECT_DOUBLE_EQ(t[0]["correct_rate"].get<double>(), 1.0);
 }
 
+TEST(BenchTable, HeadroomRecoveredCountsRowsWellAboveTheirFloorFallbacksIncluded) {
+  // compile 1.0 ms everywhere: a 1.5x win with the floor at 0.5; a fallback with the floor at 0.25;
+  // a row at 1.05x its floor (not counted); a row without a floor (not counted).
+  std::vector<json> rows = {row(1, "level1/a", "optimized", 1.5, true), row(1, "level1/b", "fallback", 1.0, true),
+                            row(1, "level1/c", "optimized", 1.04, true), row(1, "level1/d", "optimized", 2.0, true)};
+  rows[0]["floor_ms"] = 0.5, rows[1]["floor_ms"] = 0.25, rows[2]["floor_ms"] = 1.0 / 1.05;
+  json t = b::summarize(rows);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0]["headroom_n"].get<size_t>(), 2u);
+  EXPECT_NEAR(t[0]["headroom"].get<double>(), std::log(1.5) / (std::log(2.0) + std::log(4.0)), 1e-12);
+  json bench = {{"suite", "s"}, {"device", "cuda"}, {"performance_measured", true}, {"settings", json::object()},
+                {"shards", {"0/1"}}, {"expected", 4}, {"levels", t}, {"rows", rows}};
+  EXPECT_NE(kopt::report::render_bench_markdown(bench).find("| 19% (2) |"), std::string::npos);
+  EXPECT_NE(kopt::report::render_bench_html(bench).find(">19% (2)</td>"), std::string::npos);
+  rows.resize(1), rows[0].erase("floor_ms");
+  EXPECT_TRUE(b::summarize(rows)[0]["headroom"].is_null());
+}
+
+TEST(BenchRow, ModuleFloorTakesEachKernelsExcessOverItsFloor) {
+  json report = {{"kernels",
+                  {{{"baseline_ms", 0.5}, {"floor_ms", 0.2}, {"calls_per_run", 1}},
+                   {{"baseline_ms", 0.1}, {"floor_ms", 0.05}, {"calls_per_run", 2}},
+                   {{"baseline_ms", 0.04}, {"floor_ms", 0.05}, {"calls_per_run", 1}},  // under its floor: no excess
+                   {{"baseline_ms", nullptr}, {"floor_ms", 0.3}}}}};
+  auto f = kopt::cli::module_floor_ms(report, 1.0);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NEAR(*f, 1.0 - 0.3 - 0.1, 1e-12);
+  EXPECT_FALSE(kopt::cli::module_floor_ms(report, 0.35).has_value());  // isolated excess beyond the module's time
+  EXPECT_FALSE(kopt::cli::module_floor_ms(json{{"kernels", json::array()}}, 1.0).has_value());
+}
+
 TEST(BenchReport, MeasuredRunDrawsTheDistributionCpuRunClaimsNothing) {
   std::vector<json> rows = {row(1, "level1/a.py", "optimized", 1.6, true), row(1, "level1/b.py", "fallback", 1.0, true),
                             row(1, "level1/<x>.py", "error", nullptr, nullptr)};

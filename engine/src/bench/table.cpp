@@ -25,6 +25,8 @@ bool is_true(const json& row, const char* key) { return row.contains(key) && row
 json level_stats(const std::string& level, const std::vector<const json*>& rows) {
   size_t n = rows.size(), optimized = 0, fallback = 0, errors = 0, correct = 0, host_bound = 0;
   std::vector<double> all, only_opt, wall;
+  double won = 0, available = 0;
+  size_t headroom_n = 0;
   std::vector<double> fast(std::size(kFastP), 0.0);
   bool measured = false;
   for (const json* r : rows) {
@@ -39,6 +41,10 @@ json level_stats(const std::string& level, const std::vector<const json*>& rows)
     all.push_back(*sp);
     if (status == "optimized") only_opt.push_back(*sp);
     if (auto w = num(*r, "wall_speedup")) wall.push_back(*w);
+    auto floor = num(*r, "floor_ms");
+    auto base = (*r).contains("compiled") ? num((*r)["compiled"], "device_ms") : std::nullopt;
+    if (floor && base && *base >= kHeadroomAbove * *floor)
+      won += std::log(*sp), available += std::log(*base / *floor), ++headroom_n;
     for (size_t i = 0; i < std::size(kFastP); ++i) fast[i] += ok && *sp > kFastP[i];
   }
   json fp = json::object();
@@ -58,7 +64,9 @@ json level_stats(const std::string& level, const std::vector<const json*>& rows)
           {"optimized_n", only_opt.size()},
           {"fast_p", fp},
           {"wall_geomean", opt(geomean(wall))},
-          {"host_bound", host_bound}};
+          {"host_bound", host_bound},
+          {"headroom", available > 0 ? json(won / available) : json(nullptr)},
+          {"headroom_n", headroom_n}};
 }
 
 }  // namespace

@@ -10,7 +10,11 @@
 // - fast_p for p in kFastP: the fraction of all N rows that are correct and faster than
 //   p times torch.compile (speedup > p);
 // - wall_geomean: the same as geomean on wall time per call; host_bound: rows whose
-//   torch.compile call spends most of its wall time outside its kernels.
+//   torch.compile call spends most of its wall time outside its kernels;
+// - headroom: over the measured rows whose torch.compile time sits at least kHeadroomAbove
+//   times above the row's floor (floor_ms: the module with every Triton kernel at its
+//   roofline floor), sum ln(compile / optimized) / sum ln(compile / floor) — the share of the
+//   physically available speedup recovered, fallbacks counting 0; headroom_n such rows.
 // Unmeasured (CPU mode) tables have null speedups and fast_p.
 #pragma once
 
@@ -26,6 +30,8 @@ inline constexpr double kFastP[] = {1.0, 1.03, 1.5, 2.0};
 // A row is host-bound when torch.compile's wall time per call exceeds this many times
 // the sum of its kernels' time: more than half of what the user waits for is host work.
 inline constexpr double kHostBound = 2.0;
+// Rows nearer their floor than this have no headroom worth counting (a 5% gap is noise-sized).
+inline constexpr double kHeadroomAbove = 1.2;
 
 std::optional<double> geomean(const std::vector<double>& xs);
 // "1.0", "1.03", "1.5", "2.0": the key of fast_p and its column name.

@@ -88,6 +88,20 @@ std::string failure_kind(const std::string& message) {
   return "error";
 }
 
+std::optional<double> module_floor_ms(const json& report, double compiled_ms) {
+  double excess = 0;
+  bool any = false;
+  for (const json& k : report.value("kernels", json::array())) {
+    const json &b = k.value("baseline_ms", json()), &f = k.value("floor_ms", json());
+    if (!b.is_number() || !f.is_number()) continue;
+    any = true;
+    double calls = k.value("calls_per_run", 1.0);
+    excess += std::max(0.0, b.get<double>() - f.get<double>()) * std::max(1.0, calls);
+  }
+  if (!any || !(compiled_ms > 0) || excess >= compiled_ms) return std::nullopt;
+  return compiled_ms - excess;
+}
+
 json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervisor& sup, report::ResultsDb& db,
                  const std::string& gpu) {
   const BenchOptions& o = c.options;
@@ -102,7 +116,7 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
               {"speedup", nullptr},              {"wall_speedup", nullptr}, {"host_bound", nullptr},
               {"kernels", 0},                    {"accepted_count", 0},    {"accepted", json::array()},
               {"vendor_share", nullptr},         {"result_dir", fs::path("problems") / rel}, {"gpu", nullptr},
-              {"stages", nullptr}};
+              {"stages", nullptr},               {"floor_ms", nullptr}};
   auto finish = [&](json& r) -> json& {
     r["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return r;
@@ -196,6 +210,8 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
     if (k > 0) row["vendor_share"] = cm.value("vendor_ms", 0.0) / k;
     if (auto& h = sup.hellos().at(0); h.contains("gpu") && h["gpu"].is_object()) row["gpu"] = h["gpu"].value("name", "");
   }
+  if (row["measured"] == true && report.is_object())
+    if (auto f = module_floor_ms(report, row["compiled"]["device_ms"].get<double>())) row["floor_ms"] = *f;
   if (!opt_error.empty()) {
     row["status"] = "fallback", row["reason"] = first_line("the optimizer failed: " + opt_error, 400);
     row["failure"] = failure_kind(opt_error);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ nlohmann::json run_problem(const BenchContext& c, const bench::Problem& p, worke
 // per-level table, and what the run was (suite, settings, shards, how many problems it selected).
 nlohmann::json bench_object(const std::string& suite, const nlohmann::json& settings, const nlohmann::json& shards,
                             size_t expected, std::vector<nlohmann::json> rows);
+
+// The torch.compile module's GPU time per call with every Triton kernel at its roofline floor:
+// `compiled_ms` less each profiled kernel's time above its floor (baseline_ms - floor_ms, times
+// its calls per run) from the job's report.json. nullopt when the report has no floors, or the
+// kernels' isolated times add up to more than the module's (the estimate would be meaningless).
+std::optional<double> module_floor_ms(const nlohmann::json& report, double compiled_ms);
 
 // A failure's kind from its message: import, compile, oom, timeout, crash, needs_gpu or error.
 std::string failure_kind(const std::string& message);

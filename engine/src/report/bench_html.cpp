@@ -71,7 +71,7 @@ void level_table(std::string& out, const json& b) {
          "<th>N</th><th>optimized</th><th>fallback</th><th>errors</th><th>correct</th>"
          "<th>geomean vs torch.compile (incl. fallbacks)</th><th>geomean optimized only (n/N)</th>";
   for (double p : bench::kFastP) out += fmt::format("<th>fast_{}</th>", bench::p_label(p));
-  out += "<th>wall-time geomean</th><th>host-bound</th></tr></thead><tbody>\n";
+  out += "<th>wall-time geomean</th><th>host-bound</th><th>headroom recovered (n)</th></tr></thead><tbody>\n";
   for (const json& l : array(b, "levels")) {
     bool m = boolean(l, "measured").value_or(false);
     out += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
@@ -89,12 +89,13 @@ void level_table(std::string& out, const json& b) {
         auto v = number(object(l, "fast_p"), bench::p_label(p));
         out += fmt::format("<td class=\"num\"{}>{}</td>", num_attr(v), pct(v));
       }
-      out += fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
-                         format_speedup(number(l, "wall_geomean")), format_count(l, "host_bound"));
+      out += fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\"{}>{} ({})</td></tr>\n",
+                         format_speedup(number(l, "wall_geomean")), format_count(l, "host_bound"),
+                         num_attr(number(l, "headroom")), pct(number(l, "headroom")), format_count(l, "headroom_n"));
     } else {
       out += "<td>not measured</td><td>not measured</td>";
       for (size_t i = 0; i < std::size(bench::kFastP); ++i) out += "<td>—</td>";
-      out += "<td>not measured</td><td>—</td></tr>\n";
+      out += "<td>not measured</td><td>—</td><td>—</td></tr>\n";
     }
   }
   out += "</tbody></table></div>\n";

@@ -46,8 +46,8 @@ std::string render_bench_markdown(const json& b) {
   out += "| level | N | optimized | fallback | errors | correct | geomean vs torch.compile (incl. fallbacks) | "
          "geomean optimized only (n/N) |";
   for (double p : bench::kFastP) out += fmt::format(" fast_{} |", bench::p_label(p));
-  out += " wall-time geomean | host-bound |\n|";
-  for (int i = 0; i < 10 + static_cast<int>(std::size(bench::kFastP)); ++i) out += "---|";
+  out += " wall-time geomean | host-bound | headroom recovered (n) |\n|";
+  for (int i = 0; i < 11 + static_cast<int>(std::size(bench::kFastP)); ++i) out += "---|";
   out += "\n";
   for (const json& l : array(b, "levels")) {
     std::string n = format_count(l, "problems");
@@ -58,11 +58,12 @@ std::string render_bench_markdown(const json& b) {
                          format_count(l, "geomean_n"), format_speedup(number(l, "geomean_optimized")),
                          format_count(l, "optimized_n"), n);
       for (double p : bench::kFastP) out += " " + pct(object(l, "fast_p"), bench::p_label(p)) + " |";
-      out += fmt::format(" {} | {} |\n", format_speedup(number(l, "wall_geomean")), format_count(l, "host_bound"));
+      out += fmt::format(" {} | {} | {} ({}) |\n", format_speedup(number(l, "wall_geomean")),
+                         format_count(l, "host_bound"), pct(l, "headroom"), format_count(l, "headroom_n"));
     } else {
       out += fmt::format("not measured | not measured ({}/{}) |", format_count(l, "optimized"), n);
       for (size_t i = 0; i < std::size(bench::kFastP); ++i) out += " — |";
-      out += " not measured | — |\n";
+      out += " not measured | — | — |\n";
     }
   }
   out += "\n## Problems\n\n";
