@@ -119,6 +119,10 @@ int main(int argc, char** argv) {
   b->add_option("--reps", be.reps, "timed calls per variant when measuring a problem")->default_val(30);
   b->add_option("--timeout", be.timeout_s, "seconds one worker request may take")->default_val(600);
   b->add_option("--db", be.db, "results database (default $KERNELOPT_DB or ~/.cache/kernelopt/results.db)");
+  b->add_option("--capture-jobs", be.capture_jobs,
+                "problems captured ahead of their jobs, this many at a time (0: each job captures its own)")
+      ->default_val(4)
+      ->check(CLI::Range(0, 64));
   b->add_flag("--fresh", be.fresh, "start a new run in --out instead of resuming the one there");
   b->add_flag("--verbose,-v", be.verbose, "also print the main job's own progress lines");
   kopt::cli::BenchMergeOptions bm;

@@ -200,6 +200,45 @@ def test_bad_input_is_one_line_naming_the_fix(kernelopt_bin, suite, tmp_path, ar
     assert message in r.stderr and r.stderr.count("\n") <= 2, r.stderr
 
 
+def test_kernel_files_are_captured_ahead_and_their_jobs_start_from_the_bundles(kernelopt_bin, tmp_path):
+    """--capture-jobs: problems are captured before the first job, several at a time; each job starts
+    from its bundle (its load stage is the bundle read, the capture's time is kept as capture_ahead);
+    a model file, which CPU mode cannot capture, is left to its job; bundles already captured are
+    not captured again; --capture-jobs 0 captures inside each job, with the same outcomes."""
+    s = tmp_path / "suite" / "level1"
+    s.mkdir(parents=True)
+    for f in ("examples/triton/softmax.py", "examples/triton/layer_norm.py", "examples/problems/softmax_lastdim.py"):
+        shutil.copy(ROOT / f, s)
+    db = tmp_path / "results.db"
+
+    def run(out, *extra):
+        r = bench(kernelopt_bin, s.parent, "--device", "cpu", "--out", out, "--db", db, "--budget-per-problem", 10,
+                  *extra)
+        assert r.returncode == 0, r.stderr
+        rows = {json.loads(x)["name"]: json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()}
+        return r.stderr, rows
+
+    err, ahead = run(tmp_path / "ahead", "--capture-jobs", "2")
+    assert "capturing 2 problem(s) ahead, 2 at a time" in err and "2 of 2 problem(s) captured ahead" in err, err
+    for name in ("softmax", "layer_norm"):
+        st = ahead[name]["stages"]
+        assert ahead[name]["status"] in ("optimized", "fallback") and ahead[name]["correct"] is True, ahead[name]
+        assert st["capture_ahead"] > 0 and st["load"] < 0.5 * st["capture_ahead"], st
+        bundle = tmp_path / "ahead" / "problems" / "level1" / name / "bundle"
+        assert (bundle / "problem.py").read_bytes() == (s / f"{name}.py").read_bytes()
+    assert ahead["softmax_lastdim"]["failure"] == "needs_gpu"
+
+    err, again = run(tmp_path / "ahead", "--capture-jobs", "2", "--fresh")
+    assert "[bench] capturing" not in err, err  # the bundles are there: nothing to capture
+    assert all(r["stages"] is None or "capture_ahead" in r["stages"] for r in again.values())
+
+    err, inside = run(tmp_path / "inside", "--capture-jobs", "0")
+    assert "[bench] capturing" not in err, err
+    for name in ("softmax", "layer_norm"):
+        assert "capture_ahead" not in inside[name]["stages"] and inside[name]["stages"]["load"] > 1.0
+        assert inside[name]["status"] == ahead[name]["status"] and inside[name]["correct"] is True
+
+
 def test_worker_bench_ops(monkeypatch):
     """bench_times answers "not measured" in CPU mode; its side-by-side plumbing (one compiled model for
     torch.compile and optimized, eager apart) runs here with a stand-in for the CUDA timer; forget_bundles

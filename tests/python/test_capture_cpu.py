@@ -163,3 +163,11 @@ def test_existing_out_dir_is_refused(tmp_path, capsys):
     assert cap.main([str(PROBLEMS / "matmul.py"), "--out", str(out), "--device", "cpu"]) == 2
     assert "--force" in capsys.readouterr().err
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def test_no_autotune_cache_is_an_inductor_patch_recorded_in_meta(bundles, tmp_path):
+    """`kernelopt bench` captures ahead with the autotune cache off (its loader times launch configs
+    itself); the patch reaches Inductor and the bundle says so. A plain capture leaves it alone."""
+    assert "autotune_local_cache" not in _meta(bundles["linear_gelu"])["inductor_config"]
+    cap.capture(PROBLEMS / "linear_gelu.py", tmp_path / "b", device="cpu", autotune_cache=False)
+    assert _meta(tmp_path / "b")["inductor_config"]["autotune_local_cache"] is False

@@ -108,6 +108,60 @@ json bench_object(const std::string& suite, const json& settings, const json& sh
           {"expected", expected}, {"levels", levels}, {"rows", rows}};
 }
 
+// The captures of the problems left, before the first job, --capture-jobs at a time. A capture is
+// torch.compile in a process of its own — about 20 s a problem on the H200, most of it compiling on
+// the CPU — and nothing is timed while they run (no worker has started). They are made with
+// Inductor's autotune cache off, so the worker that loads a bundle times its kernels' launch configs
+// itself, alone on its GPU, instead of reusing a choice timed beside other captures. A capture that
+// fails here leaves no bundle and its job captures again, alone (so a problem too large to capture
+// beside others still runs), and reports the failure if it fails again.
+void capture_ahead(const BenchOptions& o, const fs::path& out, const std::vector<bench::Problem>& problems,
+                   const std::vector<std::optional<json>>& rows, const std::vector<std::string>& gpus) {
+  if (o.capture_jobs <= 0) return;
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const bench::Problem& p = problems[i];
+    // CPU mode captures only kernel files (the interpreter runs them); a model needs Inductor on a GPU.
+    if (rows[i] || p.bundle || (o.device != "cuda" && !is_kernel_file(p.path))) continue;
+    if (!has_capture(result_dir(out, p) / "bundle", p.path)) todo.push_back(i);
+  }
+  if (todo.empty()) return;
+  size_t jobs = std::min<size_t>(static_cast<size_t>(o.capture_jobs), todo.size());
+  std::cerr << fmt::format("[bench] capturing {} problem(s) ahead, {} at a time\n", todo.size(), jobs);
+  auto t0 = std::chrono::steady_clock::now();
+  std::atomic<size_t> next{0}, failed{0};
+  std::mutex mu;
+  auto work = [&](size_t slot) {
+    for (size_t n; (n = next++) < todo.size();) {
+      const bench::Problem& p = problems[todo[n]];
+      CaptureOptions c;
+      c.problem = p.path, c.out = (result_dir(out, p) / "bundle").string(), c.mode = o.mode, c.device = o.device;
+      c.gpu = o.device == "cuda" ? gpus[slot % gpus.size()] : "", c.timeout_s = o.timeout_s, c.force = true;
+      c.autotune_cache = false;
+      std::string error;
+      auto s0 = std::chrono::steady_clock::now();
+      int rc = 1;
+      try {
+        fs::create_directories(result_dir(out, p));
+        rc = capture_and_wait(c, &error);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      failed += rc != 0;
+      std::lock_guard lock(mu);
+      std::cerr << fmt::format("[bench capture {}/{}] {}: {} ({:.0f} s)\n", n + 1, todo.size(), p.id,
+                               rc == 0 ? "captured" : "failed, its job will capture it again: " + error,
+                               std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count());
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < jobs; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (auto& t : pool) t.join();
+  std::cerr << fmt::format("[bench] {} of {} problem(s) captured ahead in {:.0f} s\n", todo.size() - failed,
+                           todo.size(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
 int bench(const BenchOptions& o) {
   if (o.device != "cuda" && o.device != "cpu") throw UserError("--device " + o.device + ": use cuda or cpu");
   if (o.budget_s <= 0) throw UserError("--budget-per-problem must be a positive number of seconds");
@@ -155,6 +209,8 @@ int bench(const BenchOptions& o) {
   }
   std::cerr << fmt::format("[bench] {} problem(s) in shard {} of {} ({} resumed); results in {}\n", problems.size(),
                            shard.text(), o.suite, resumed, out.string());
+
+  capture_ahead(o, out, problems, rows, gpus);
 
   std::mutex mu;
   auto write_outputs = [&] {  // under mu

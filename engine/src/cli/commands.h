@@ -32,11 +32,15 @@ struct CaptureOptions {
   int seed = 0;
   int timeout_s = 0;  // capture_and_wait: stop the capture (its whole process group) after this; 0: no limit
   bool force = false;
+  bool autotune_cache = true;  // false: --no-autotune-cache (the module's loader times launch configs itself)
 };
 int capture(const CaptureOptions& o);          // replaces the process (exec)
 // Runs it as a child and returns its exit code. With `error_line`, the child's output goes to
 // this process's stderr (stdout stays free) and its last "error:" line is kept there.
 int capture_and_wait(const CaptureOptions& o, std::string* error_line = nullptr);
+// A Triton or Helion kernel file (no top-level Model, as worker/kernel_files.py's input_kind decides,
+// docs/inputs.md): captured by running its own kernels, which the interpreter can do in CPU mode.
+bool is_kernel_file(const std::string& path);
 
 struct OptimizeOptions {
   std::string target, out, device = "cuda", gpus = "0", db, dtype, mode = "default";
@@ -56,6 +60,7 @@ struct BenchOptions {
   std::string suite, out, levels = "1,2,3", shard, gpus = "0", device = "cuda", db, agents = "builtin", mode = "default";
   double budget_s = 60;
   int timeout_s = 600, reps = 30;
+  int capture_jobs = 4;  // problems captured ahead, this many at a time (0: each job captures its own)
   bool fresh = false, verbose = false;
 };
 int bench(const BenchOptions& o);  // docs/bench.md

@@ -75,17 +75,25 @@ void stage(Job& job, const std::string& name, F&& body) {
   job.stages.push_back({{"name", name}, {"seconds", s}});
 }
 
+}  // namespace
+
+bool is_kernel_file(const std::string& path) {
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return !std::regex_search(text, std::regex(R"((^|\n)(class Model\b|from \S+ import .*\bModel\b|Model\s*=))"));
+}
+
+namespace {
+
 void load(Job& job) {
   const OptimizeOptions& o = job.o;
   fs::path target(o.target);
   if (ir::is_bundle_dir(o.target)) {
     job.bundle_dir = o.target;
   } else if (fs::is_regular_file(target) && target.extension() == ".py") {
-    // A Triton or Helion kernel file (no top-level Model, as kernel_files.input_kind decides, docs/inputs.md) is captured by running
-    // its own kernels, which the interpreter can do in CPU mode; an nn.Module needs Inductor on a GPU.
-    std::ifstream in(target);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    bool kernel_file = !std::regex_search(text, std::regex(R"((^|\n)(class Model\b|from \S+ import .*\bModel\b|Model\s*=))"));
+    // A kernel file is captured by running its own kernels, which the interpreter can do in CPU mode;
+    // an nn.Module needs Inductor on a GPU.
+    bool kernel_file = is_kernel_file(o.target);
     if (!job.gpu() && !kernel_file)
       throw UserError(fmt::format("{}: a problem file is captured with torch.compile on a GPU; in CPU mode pass a "
                                   "bundle captured on a GPU (kernelopt capture on a GPU machine)",

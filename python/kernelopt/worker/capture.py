@@ -275,8 +275,14 @@ def capture(
     device: str = "cuda",
     dtype: str | None = None,
     force: bool = False,
+    autotune_cache: bool = True,
 ) -> dict:
-    """Capture one problem into the bundle directory `out_dir`; return its meta. Raises CaptureError."""
+    """Capture one problem into the bundle directory `out_dir`; return its meta. Raises CaptureError.
+
+    autotune_cache=False generates the module with Inductor's local autotune cache off: whoever loads
+    it chooses among a kernel's launch configs by timing them itself, never reading a choice this
+    capture made (`kernelopt bench` captures several problems at once, where timings are shared).
+    """
     started = time.monotonic()
     problem_path, out_dir = Path(problem_path), Path(out_dir)
     _check_out_dir(out_dir, force)
@@ -291,6 +297,8 @@ def capture(
         raise CaptureError(f"--mode {mode} applies to torch.compile; a {kind} kernel file is captured as written",
                            "drop --mode")
     patches = resolve_mode(mode)
+    if not autotune_cache:
+        patches["autotune_local_cache"] = False
     if device == "cuda" and not torch.cuda.is_available():
         raise CaptureError("--device cuda requested but CUDA is not available", "run on a GPU machine or pass --device cpu")
     if kind == "triton":
@@ -518,6 +526,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--dtype", choices=list(DTYPES), help="cast the model and floating inputs to this dtype")
     parser.add_argument("--force", action="store_true", help="replace an existing non-empty --out")
+    parser.add_argument("--no-autotune-cache", action="store_true",
+                        help="generate the module with Inductor's local autotune cache off (its loader times the "
+                        "launch configs itself)")
     args = parser.parse_args(argv)
     if args.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1" and _is_kernel_file(args.problem):
         # A kernel file runs its kernels in CPU mode through Triton's interpreter, which must be chosen
@@ -529,7 +540,8 @@ def main(argv: list[str] | None = None) -> int:
         # Dynamo logs its own tracebacks on compile errors; we report those in one line.
         torch._logging.set_logs(all=logging.CRITICAL)
     try:
-        meta = capture(args.problem, args.out, args.mode, args.seed, args.device, args.dtype, args.force)
+        meta = capture(args.problem, args.out, args.mode, args.seed, args.device, args.dtype, args.force,
+                       autotune_cache=not args.no_autotune_cache)
     except Exception as e:
         if debug:
             traceback.print_exc()
