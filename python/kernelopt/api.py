@@ -25,28 +25,30 @@ where the module it generates is the same program as a graph of the result's
 baseline (match_module: equal token streams, comments ignored), the optimized
 module's call() replaces Inductor's. Anything else falls back to Inductor's own
 module, which is always safe. Every decision is logged on logger "kernelopt".
+
+The code is in three files: api_result.py reads a result and matches modules
+(open_result, Result, normalize_module, match_module, ResultError), this file
+holds load() and LoadedResult, and api_backend.py the torch.compile backend.
+Every public name is importable from here (kernelopt/__init__.py, api_kernels.py).
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
-import io
-import json
 import logging
-import re
 import textwrap
-import types
-import tokenize
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
+from .api_backend import ResultBackend, backend
+from .api_result import Result, ResultError, match_module, normalize_module, open_result
 from .worker.bundle_ops import _check_versions
 from .worker.bundle_runner import BundleError, _BundleBackend, call_args
-from .worker.capture import FORMAT, FORMAT_VERSION, _jsonable
+from .worker.capture_common import _jsonable
 from .worker.cpu_runtime import load_module
 
 __all__ = ["ResultError", "Result", "open_result", "load", "LoadedResult", "backend", "ResultBackend",
@@ -56,171 +58,6 @@ log = logging.getLogger("kernelopt")
 
 _FIX_SHAPES = ("re-run `kernelopt capture` and `kernelopt optimize` with inputs like these, "
                "or load with fallback=True to run the model's own forward for such inputs")
-
-
-class ResultError(ValueError):
-    """A result that cannot be used as asked; the message says what went wrong and what to do."""
-
-
-# ---------------------------------------------------------------- reading a result
-
-
-@dataclass
-class Result:
-    """A result (or bundle) directory, read and checked."""
-
-    path: Path
-    meta: dict
-    sources: list[str]  # module_<i>.py: the optimized modules (a bundle's captured ones)
-    baselines: list[str]  # baseline/module_<i>.py (a plain bundle: the same as sources)
-    optimized: bool  # baseline/ is present
-
-    def module_path(self, i: int) -> Path:
-        return self.path / self.meta["graphs"][i]["module"]
-
-
-def open_result(path: str | Path) -> Result:
-    """Read a result directory; raises FileNotFoundError or ResultError naming the fix."""
-    path = Path(path)
-    what = "pass the --out directory of `kernelopt optimize` (or a bundle of `kernelopt capture`)"
-    if not path.exists():
-        raise FileNotFoundError(f"kernelopt result {path} does not exist; {what}")
-    if not path.is_dir():
-        raise ResultError(f"kernelopt result {path} is not a directory; {what}")
-    meta_path = path / "meta.json"
-    if not meta_path.is_file():
-        raise ResultError(f"{path} is not a kernelopt result: it has no meta.json; {what}")
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise ResultError(f"{meta_path} cannot be read ({e}); re-run `kernelopt optimize`") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ResultError(f"{meta_path} is not a kernelopt bundle's meta.json (format is not {FORMAT!r}); {what}")
-    if meta.get("format_version") != FORMAT_VERSION:
-        raise ResultError(f"{meta_path} has format_version {meta.get('format_version')!r}, this kernelopt reads "
-                          f"{FORMAT_VERSION}; re-run `kernelopt capture` and `kernelopt optimize` with this kernelopt")
-    graphs = meta.get("graphs") or []
-    if not graphs:
-        raise ResultError(f"{meta_path} lists no graphs; re-run `kernelopt capture` and `kernelopt optimize`")
-    baseline_dir = path / "baseline"
-    optimized = baseline_dir.is_dir()
-    sources, baselines = [], []
-    for i, graph in enumerate(graphs):
-        module = path / graph["module"]
-        if not module.is_file():
-            raise FileNotFoundError(f"{module} is missing: the result is incomplete; re-run `kernelopt optimize`")
-        sources.append(module.read_text(encoding="utf-8"))
-        if optimized:
-            base = baseline_dir / graph["module"]
-            if not base.is_file():
-                raise FileNotFoundError(f"{base} is missing: the result is incomplete; re-run `kernelopt optimize`")
-            baselines.append(base.read_text(encoding="utf-8"))
-            problem = _differs_outside_kernels(sources[-1], baselines[-1])
-            if problem:
-                raise ResultError(f"{module} differs from {base} outside its Triton kernels ({problem}): the result "
-                                  "is damaged or mixed up; re-run `kernelopt optimize`")
-        else:
-            baselines.append(sources[-1])
-    return Result(path, meta, sources, baselines, optimized)
-
-
-def _kernel_blanked_dump(source: str) -> str:
-    """The module's AST with the source of every `async_compile.triton(name, src, ...)` blanked."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and ast.unparse(node.func) == "async_compile.triton"
-                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)):
-            node.args[1] = ast.Constant("<kernel>")
-    return ast.dump(tree)
-
-
-def _differs_outside_kernels(optimized: str, baseline: str) -> str | None:
-    """None when the two modules differ at most in their kernel sources (comments aside)."""
-    try:
-        same = _kernel_blanked_dump(optimized) == _kernel_blanked_dump(baseline)
-    except SyntaxError as e:
-        return f"does not parse: {e.msg} at line {e.lineno}"
-    if same:
-        return None
-    a, b = normalize_module(optimized), normalize_module(baseline)
-    return _first_difference(a, b)
-
-
-# ---------------------------------------------------------------- matching generated modules
-
-
-@dataclass(frozen=True)
-class _Token:
-    kind: int
-    text: str
-    line: int
-
-
-def normalize_module(source: str) -> list[_Token]:
-    """A module's program as a token stream, without what varies between two compiles of the same graph.
-
-    Dropped: comments (Inductor's `# AOT ID: ['3_inference']` counts graphs compiled earlier in the
-    process; `# kernel path: /tmp/torchinductor_<user>/...` names the cache directory; the rest describe
-    the graph in words), layout (blank lines, line continuations, indentation width) and the value of
-    inductor_meta's `'backend_hash'` inside kernel sources (a cache key of the Triton installation).
-    Everything else that executes stays, kernel sources included, character for character: two
-    modules with equal streams are the same program.
-    """
-    out = []
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER):
-            continue
-        text = "" if tok.type in (tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE) else tok.string
-        if tok.type == tokenize.STRING:
-            text = _BACKEND_HASH.sub(r"\1'*'", text)
-        out.append(_Token(tok.type, text, tok.start[0]))
-    return out
-
-
-# inductor_meta's backend_hash is a cache key of the Triton installation (a hash of triton's own
-# files and ptxas's version), not part of the program: seen to differ between two processes on the
-# same H200 with the same torch/triton. Inductor uses it only to key its autotuning cache.
-_BACKEND_HASH = re.compile(r"('backend_hash': )'[0-9A-Fa-f]*'")
-
-
-def _first_difference(got: list[_Token], want: list[_Token]) -> str:
-    n = min(len(got), len(want))
-    i = next((k for k in range(n) if (got[k].kind, got[k].text) != (want[k].kind, want[k].text)), n)
-    if i == n and len(got) == len(want):
-        return "same program"
-    if i < n and got[i].kind == want[i].kind == tokenize.STRING:
-        # a kernel source is one token: say where inside it the two differ
-        a, b = got[i].text, want[i].text
-        c = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-        line_a, line_b = got[i].line + a.count("\n", 0, c), want[i].line + b.count("\n", 0, c)
-        return f"first difference at line {line_a} {a[max(0, c - 30):c + 30]!r} vs line {line_b} " \
-               f"{b[max(0, c - 30):c + 30]!r}"
-    where = lambda toks: f"line {toks[i].line} {toks[i].text[:60]!r}" if i < len(toks) else "its end"  # noqa: E731
-    return f"first difference at {where(got)} vs {where(want)}"
-
-
-def match_module(generated: str, baselines: list[str] | list[list[_Token]]) -> tuple[int | None, str]:
-    """(index of the baseline that is the same program as `generated`, or None; why).
-
-    `baselines` are module texts or normalize_module() streams. The match is exact on everything
-    that executes (normalize_module), so a match is the same program and the optimized module of that
-    graph computes what Inductor's module would have.
-    """
-    try:
-        got = normalize_module(generated)
-    except (tokenize.TokenError, SyntaxError) as e:
-        return None, f"the generated module does not tokenize ({e})"
-    key = [(t.kind, t.text) for t in got]
-    best, best_len = "", -1
-    for i, base in enumerate(baselines):
-        want = normalize_module(base) if isinstance(base, str) else base
-        if [(t.kind, t.text) for t in want] == key:
-            return i, f"same program as graph {i}"
-        common = next((k for k, (a, b) in enumerate(zip(got, want)) if (a.kind, a.text) != (b.kind, b.text)),
-                      min(len(got), len(want)))
-        if common > best_len:
-            best_len, best = common, f"closest is graph {i}: {_first_difference(got, want)}"
-    return None, f"matches no graph of the result ({best})"
 
 
 # ---------------------------------------------------------------- load()
@@ -558,140 +395,4 @@ def _bundle_error_in(e: BaseException) -> BaseException | None:
         if isinstance(e, BundleError):
             return e
         e = getattr(e, "inner_exception", None) or e.__cause__ or e.__context__
-    return None
-
-
-# ---------------------------------------------------------------- backend()
-
-
-def backend(path: str | Path) -> "ResultBackend":
-    """A torch.compile backend: Inductor, with the result's optimized modules where a graph matches.
-
-        compiled = torch.compile(model, backend=kernelopt.backend("out/softmax"))
-
-    Inductor runs with the result's recorded config patches (its --mode). Each module Inductor
-    generates is compared with the result's baseline modules (match_module); on a match the
-    optimized module is loaded and its call() becomes the compiled graph's callable, otherwise
-    Inductor's own module runs. Decisions are logged on logger "kernelopt" and kept in `.decisions`.
-    """
-    return ResultBackend(open_result(path))
-
-
-@dataclass
-class Decision:
-    graph: int  # this backend's n-th compiled graph (forward and backward count separately)
-    applied: bool
-    result_graph: int | None  # which graph of the result it matched
-    reason: str
-
-
-class ResultBackend:
-    """See backend(). `compile_inner` is Inductor's compile_fx_inner (replaceable in tests)."""
-
-    def __init__(self, result: Result):
-        self.result = result
-        self.decisions: list[Decision] = []
-        self._baselines = [normalize_module(b) for b in result.baselines]
-
-    @staticmethod
-    def compile_inner(gm, example_inputs, **kwargs):
-        from torch._inductor.compile_fx import compile_fx_inner
-
-        return compile_fx_inner(gm, example_inputs, **kwargs)
-
-    def __call__(self, gm: torch.fx.GraphModule, example_inputs):
-        from torch._inductor.compile_fx import compile_fx
-
-        patches = dict(self.result.meta.get("inductor_config") or {})
-        # An AOT autograd cache hit would return a cached module without calling inner():
-        # the graph would silently run Inductor's module. Off while this backend compiles.
-        with torch._functorch.config.patch(enable_autograd_cache=False):
-            return compile_fx(gm, example_inputs, inner_compile=self._inner, config_patches=patches)
-
-    def _inner(self, gm, example_inputs, **kwargs):
-        compiled = self.compile_inner(gm, example_inputs, **kwargs)
-        n = len(self.decisions)
-        try:
-            decision = self._apply(n, compiled, kwargs)
-        except Exception as e:  # noqa: BLE001 - failing to apply is never worse than Inductor's module
-            decision = Decision(n, False, None, f"applying failed ({type(e).__name__}: {e})")
-        self.decisions.append(decision)
-        if decision.applied:
-            log.info("graph %d: applied %s (%s)", n, self.result.module_path(decision.result_graph),
-                     decision.reason)
-        else:
-            log.info("graph %d: fell back to Inductor's module: %s", n, decision.reason)
-        return compiled
-
-    def _apply(self, n: int, compiled, kwargs: dict) -> Decision:
-        if kwargs.get("is_backward"):
-            return Decision(n, False, None, "a backward graph (the result holds inference graphs)")
-        source = getattr(compiled, "source_code", None)
-        if not isinstance(source, str):
-            return Decision(n, False, None, f"Inductor produced no Python module ({type(compiled).__name__})")
-        index, why = match_module(source, self._baselines)
-        if index is None:
-            return Decision(n, False, None, f"the generated module {why}")
-        current = getattr(compiled, "current_callable", None)
-        found = _find_module_call(current)
-        if found is None:
-            return Decision(n, False, index, f"Inductor wrapped the module's call() in "
-                            f"{getattr(current, '__qualname__', type(current).__name__)} (cudagraphs?), which "
-                            "replacing it would drop")
-        call, rewrap = found
-        device = "cuda" if "cuda" in (getattr(compiled, "device_types", None) or ()) else "cpu"
-        module = self._load(index, device)
-        # Names Inductor attached to its module after loading it (graph constants): the same here.
-        for name, value in _globals_of(call).items():
-            if not hasattr(module, name):
-                setattr(module, name, value)
-        compiled.current_callable = rewrap(module.call)
-        if compiled.current_callable is not module.call:
-            why += "; Inductor's input realignment kept around it"
-        if hasattr(compiled, "compiled_fn_runner"):
-            compiled.compiled_fn_runner = getattr(module, "runner", None)
-        if hasattr(compiled, "recursively_apply_fns"):
-            compiled.recursively_apply_fns = getattr(module, "recursively_apply_fns", None)
-        return Decision(n, True, index, why)
-
-    def _load(self, index: int, device: str):
-        source, path = self.result.sources[index], str(self.result.module_path(index))
-        if device == "cuda":
-            from torch._inductor.codecache import PyCodeCache
-
-            # A module of its own (attrs={} is never shared), as Inductor loads modules with constants.
-            key, file = PyCodeCache.write(source)
-            return PyCodeCache.load_by_key_path(key, file, attrs={})
-        return load_module(source, path, device)
-
-
-def _globals_of(fn: Callable) -> dict:
-    return getattr(getattr(fn, "__func__", fn), "__globals__", {})
-
-
-def _is_module_call(fn: Any) -> bool:
-    """`fn` is the `call` of a generated module (`call = runner.call`, or a plain `def call`)."""
-    return callable(fn) and _globals_of(fn).get("call") == fn
-
-
-# Inductor's input realignment (torch._inductor.utils.align_inputs_from_check_idxs): a closure
-# `run(new_inputs)` that copies misaligned inputs, calls the module's call() and copies mutated
-# ones back. Kept around the optimized call(): its kernels make the same alignment assumptions.
-_REALIGN = "align_inputs_from_check_idxs.<locals>.run"
-
-
-def _find_module_call(fn: Any) -> tuple[Callable, Callable[[Callable], Callable]] | None:
-    """(the module's call() inside `fn`, a function putting another call() in its place), or None
-    when `fn` is a wrapper this backend does not know (cudagraphs, compiled-region wrappers)."""
-    if _is_module_call(fn):
-        return fn, lambda new: new
-    if getattr(fn, "__qualname__", "").endswith(_REALIGN) and getattr(fn, "__closure__", None):
-        cells = fn.__closure__
-        inner = [i for i, c in enumerate(cells) if _is_module_call(c.cell_contents)]
-        if len(inner) == 1:
-            def rewrap(new: Callable) -> Callable:
-                closure = tuple(types.CellType(new) if i == inner[0] else c for i, c in enumerate(cells))
-                return types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, closure)
-
-            return cells[inner[0]].cell_contents, rewrap
     return None

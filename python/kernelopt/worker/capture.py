@@ -10,23 +10,19 @@ module's call() is: a model parameter/buffer, a forward input, an intermediate
 made between graphs, or a scalar. Everything downstream works from the bundle
 alone, so it records enough to rebuild weights and inputs on a CPU-only machine
 from (problem file, seed, dtype): see build_problem().
+
+The pieces kernel-file capture shares with it (format constants, CaptureError, problem
+loading, value descriptions, the comparison and the atomic bundle write) are in
+capture_common.py; every one of those names is importable from here as well.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
-import importlib.util
-import itertools
-import json
 import logging
-import math
 import os
-import platform
-import random
-import shutil
 import sys
-import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -34,95 +30,29 @@ from typing import Any
 
 import torch
 
-FORMAT = "kernelopt-bundle"
-FORMAT_VERSION = 1
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-
-_module_counter = itertools.count()
-
-
-class CaptureError(Exception):
-    """A failure the user can act on: `what` went wrong and `fix` says what to do."""
-
-    def __init__(self, what: str, fix: str):
-        super().__init__(f"{what}; {fix}")
-
-
-# ---------------------------------------------------------------- problem loading
-
-
-def load_problem(path: str | os.PathLike) -> Any:
-    """Import an nn.Module problem file by path (kernel files: kernel_files.import_kernel_file)."""
-    module = _import_file(path)
-    missing = [a for a in ("Model", "get_inputs", "get_init_inputs") if not hasattr(module, a)]
-    if missing:
-        raise CaptureError(
-            f"problem file {path} lacks {', '.join(missing)}",
-            "define class Model(nn.Module), get_inputs() and get_init_inputs() (or, for a Triton or Helion "
-            "kernel file, kernels, a launcher and get_inputs(): docs/inputs.md)",
-        )
-    return module
-
-
-def _import_file(path: str | os.PathLike) -> Any:
-    """Import a file by path under a unique module name (two problems may share a stem)."""
-    path = Path(path)
-    if not path.is_file():
-        raise CaptureError(f"problem file {path} not found", "pass the path of an existing .py problem file")
-    name = f"kernelopt_problem_{path.stem}_{next(_module_counter)}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise CaptureError(f"cannot import {path}", "the problem must be a .py file")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # classes defined in it (dataclasses, pickling) look themselves up here
-    try:
-        spec.loader.exec_module(module)
-    except Exception as e:
-        sys.modules.pop(name, None)
-        raise CaptureError(
-            f"problem file {path} fails to import: {_one_line(e)}",
-            f"run `python {path}` to see the full error and fix the file",
-        ) from e
-    return module
-
-
-def seed_all(seed: int) -> None:
-    random.seed(seed)
-    torch.manual_seed(seed)  # also seeds every CUDA device
-    try:
-        import numpy
-
-        numpy.random.seed(seed % 2**32)
-    except ImportError:
-        pass
-
-
-def build_problem(problem, seed: int = 0, device: str = "cpu", dtype: torch.dtype | None = None):
-    """Return (model, inputs, init_inputs) exactly as capture builds them.
-
-    Weights and inputs are always created on the CPU (the problem's own code does
-    that) under fixed seeds, cast, then moved, so the same (problem, seed, dtype)
-    gives bit-identical values on any machine. `problem` is a path or a module.
-    """
-    module = problem if hasattr(problem, "Model") else load_problem(problem)
-    try:
-        seed_all(seed)
-        init_inputs = list(module.get_init_inputs())
-        model = module.Model(*init_inputs)
-        seed_all(seed + 1)
-        inputs = list(module.get_inputs())
-    except Exception as e:
-        raise CaptureError(f"building the problem failed: {_one_line(e)}", "fix Model/get_inputs/get_init_inputs") from e
-    if dtype is not None:
-        model = model.to(dtype)
-        inputs = [x.to(dtype) if _is_float_tensor(x) else x for x in inputs]
-    model = model.to(device).eval()
-    inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
-    return model, inputs, init_inputs
-
-
-def _is_float_tensor(x: Any) -> bool:
-    return isinstance(x, torch.Tensor) and x.is_floating_point()
+# Re-exported: capture_triton/capture_helion, bundle_runner, kernel_files and the tests use these
+# as `capture.<name>` (some only there, hence the noqa).
+from .capture_common import (  # noqa: F401
+    DTYPES,
+    FORMAT,
+    FORMAT_VERSION,
+    CaptureError,
+    _check_out_dir,
+    _compare,
+    _describe_input,
+    _dtype_name,
+    _flatten,
+    _gpu_info,
+    _import_file,
+    _is_float_tensor,
+    _jsonable,
+    _one_line,
+    _versions,
+    _write_bundle,
+    build_problem,
+    load_problem,
+    seed_all,
+)
 
 
 # ---------------------------------------------------------------- recording hook
@@ -203,10 +133,6 @@ def _describe(v: Any) -> dict:
 # Left out of a graph's recorded outputs: addresses only mean something inside this
 # run (they serve the argument matching), and outputs are described by layout alone.
 _RUN_SPECIFIC = ("data_ptr", "storage_ptr", "storage_offset")
-
-
-def _dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
 
 
 # ---------------------------------------------------------------- argument mapping
@@ -366,138 +292,7 @@ def capture(
     return meta
 
 
-def _describe_input(x: Any) -> dict:
-    if isinstance(x, torch.Tensor):
-        return {"shape": list(x.shape), "stride": list(x.stride()), "dtype": _dtype_name(x.dtype)}
-    return {"scalar": _jsonable(x)}
-
-
-def _flatten(out: Any) -> list:
-    return torch.utils._pytree.tree_leaves(out)
-
-
-def _compare(eager: Any, compiled: Any) -> dict:
-    """Largest difference between eager and compiled outputs (a sanity note, not a test).
-
-    max_rel is max|compiled - eager| / max|eager| per output, so outputs with
-    zeros in them do not blow it up.
-    """
-    e_leaves, c_leaves = _flatten(eager), _flatten(compiled)
-    max_abs = max_rel = 0.0
-    for e, c in zip(e_leaves, c_leaves):
-        if not isinstance(e, torch.Tensor):
-            continue
-        if not isinstance(c, torch.Tensor) or c.shape != e.shape:
-            return {"max_abs": None, "max_rel": None, "note": "compiled outputs differ in structure or shape"}
-        e, c = e.detach().double().cpu(), c.detach().double().cpu()
-        diff = (c - e).abs()
-        diff[(c == e) | (c.isnan() & e.isnan())] = 0  # equal infinities and NaN-vs-NaN are no difference
-        if diff.numel():
-            d = diff.max().item()
-            max_abs = max(max_abs, d)
-            max_rel = max(max_rel, d / max(e.abs().nan_to_num(posinf=0, neginf=0).max().item(), 1e-30))
-    if len(e_leaves) != len(c_leaves):
-        return {"max_abs": None, "max_rel": None, "note": "compiled and eager return different numbers of outputs"}
-    return {"max_abs": max_abs, "max_rel": max_rel}
-
-
-def _versions() -> dict:
-    try:
-        import triton
-
-        triton_version = triton.__version__
-    except ImportError:
-        triton_version = None
-    return {
-        "torch": torch.__version__,
-        "triton": triton_version,
-        "cuda": torch.version.cuda,
-        "python": platform.python_version(),
-    }
-
-
-def _gpu_info() -> dict:
-    p = torch.cuda.get_device_properties(torch.cuda.current_device())
-    return {
-        "name": p.name,
-        "capability": [p.major, p.minor],
-        "sm_count": p.multi_processor_count,
-        "l2_bytes": getattr(p, "L2_cache_size", None),
-    }
-
-
-def _jsonable(v: Any) -> Any:
-    """JSON-safe form: numbers/strings/lists kept, SymInts resolved, other objects as repr()."""
-    if isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-        v = {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}[type(v)](v)
-    if isinstance(v, float) and not math.isfinite(v):
-        return str(v)  # JSON has no NaN/Infinity; written as "nan", "inf", "-inf"
-    if v is None or isinstance(v, (bool, int, float, str)):
-        return v
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, torch.dtype):
-        return str(v)
-    if isinstance(v, torch.Tensor):
-        return {"tensor": _describe_input(v)}
-    return repr(v)
-
-
-# ---------------------------------------------------------------- writing
-
-
-def _check_out_dir(out_dir: Path, force: bool) -> None:
-    if force or not out_dir.exists():
-        return
-    if out_dir.is_dir() and not any(out_dir.iterdir()):
-        return
-    raise CaptureError(f"output {out_dir} exists and is not empty", "pass --force to replace it or choose another --out")
-
-
-def _write_bundle(out_dir: Path, force: bool, problem_path: Path, sources: list[str], meta: dict) -> None:
-    """Build the bundle in a temp dir beside out_dir, then rename it into place.
-
-    A failure at any point leaves either the old out_dir or the complete new one.
-    """
-    _check_out_dir(out_dir, force)  # again: it may have appeared while we compiled
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
-    try:
-        tmp.chmod(0o755)  # mkdtemp makes it private; the bundle is an ordinary directory
-        shutil.copyfile(problem_path, tmp / "problem.py")
-        for i, source in enumerate(sources):
-            # newline="" writes the text byte for byte (no newline translation).
-            with open(tmp / f"module_{i}.py", "w", encoding="utf-8", newline="") as f:
-                f.write(source)
-        with open(tmp / "meta.json", "w", encoding="utf-8") as f:
-            json.dump(meta, f, indent=2, allow_nan=False)
-            f.write("\n")
-        if out_dir.is_dir() and not any(out_dir.iterdir()):
-            out_dir.rmdir()
-        if out_dir.exists() or out_dir.is_symlink():  # only with --force
-            old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
-            os.rename(out_dir, old)
-            os.rename(tmp, out_dir)
-            if old.is_dir() and not old.is_symlink():
-                shutil.rmtree(old)
-            else:
-                old.unlink()
-        else:
-            os.rename(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-
 # ---------------------------------------------------------------- command line
-
-
-def _one_line(e: BaseException) -> str:
-    text = " ".join(str(e).split()) or "(no message)"
-    text = f"{type(e).__name__}: {text}"
-    return text if len(text) <= 400 else text[:397] + "..."
 
 
 def _is_kernel_file(path: str) -> bool:
@@ -545,10 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:
         if debug:
             traceback.print_exc()
-        # Run as `python -m`, this file is __main__; kernel-file capture raises the package's CaptureError.
-        from kernelopt.worker.capture import CaptureError as PackageCaptureError
-
-        message = str(e) if isinstance(e, (CaptureError, PackageCaptureError)) else f"{_one_line(e)}; rerun with KERNELOPT_DEBUG=1 for the traceback"
+        # One CaptureError class (capture_common's) whether this file runs as __main__ or is imported,
+        # so kernel-file capture's errors are recognized too.
+        message = str(e) if isinstance(e, CaptureError) else f"{_one_line(e)}; rerun with KERNELOPT_DEBUG=1 for the traceback"
         print(f"kernelopt capture: error: {' '.join(message.split())}", file=sys.stderr)
         return 2
     diff = meta["eager_vs_compiled"]
