@@ -96,6 +96,28 @@ TEST(ConfigSpace, SplitScansKeepBlocksTheWorkspaceHolds) {
   EXPECT_FALSE(agents::config_is_safe(*shape, {{"R0_BLOCK", 128}, {"num_warps", 2}, {"num_stages", 1}}));
 }
 
+TEST(ConfigSpace, OuterReductionsRankSectorFillingXBlocksFirst) {
+  // A column reduction (16384 rows x 4096 columns, x contiguous): XBLOCK=1 reads 4 bytes of each
+  // 32-byte sector. Those configs stay in the space but rank behind sector-filling ones.
+  agents::KernelShape s;
+  s.kind = "reduction", s.blocks = {"XBLOCK", "R0_BLOCK"}, s.numel = {{"X", 4096}, {"R0", 16384}};
+  s.masked = {{"X", true}, {"R0", true}};
+  s.reduction_hint = "OUTER";
+  auto outer = agents::config_space(s);
+  ASSERT_GE(outer.size(), 20u);
+  for (size_t i = 0; i < 10; ++i) EXPECT_GE(outer[i]["XBLOCK"].get<int64_t>() * 4, 32) << outer[i].dump();
+  bool narrow_kept = false;
+  for (const json& c : outer) narrow_kept = narrow_kept || c["XBLOCK"].get<int64_t>() < 8;
+  EXPECT_TRUE(narrow_kept);
+  s.elem_bytes = 2;  // bf16: the same XBLOCK fills half as much of a sector, and is penalized for it
+  auto bf16 = agents::config_space(s);
+  ASSERT_GE(bf16.size(), 10u);
+  for (size_t i = 0; i < 10; ++i) EXPECT_GE(bf16[i]["XBLOCK"].get<int64_t>() * 2, 16) << bf16[i].dump();
+  s.elem_bytes = 4, s.reduction_hint = "INNER";  // rows contiguous: XBLOCK is not a sector question
+  auto inner = agents::config_space(s);
+  EXPECT_NE(inner.front().dump(), outer.front().dump());
+}
+
 TEST(ConfigSpace, UserKernelsVaryOnlyLaunchOptions) {
   // A kernel file's autotuned matmul (docs/inputs.md): its block sizes fixed the launcher's grid, so
   // the space keeps them and varies num_warps / num_stages; pinned candidates keep the metas and pass G1.

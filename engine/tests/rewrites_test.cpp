@@ -2,6 +2,9 @@
 // each applies where it should, declines with its reason otherwise, and passes G1.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "agents/agent.h"
 #include "agents/coder/builtin.h"
 #include "agents/coder/rewrites.h"
@@ -147,6 +150,14 @@ TEST(Rewrites, PlannerAndCoder) {
   ASSERT_NE(at("rewrite:source"), plan.strategies.end());
   EXPECT_LT(at("template:softmax"), at("rewrite:source"));
   EXPECT_LT(at("rewrite:source"), at("config"));
+  // The whole plan: strategies merged round-robin, so the first batch screened holds the head of
+  // each (a template, the rewrite, a launch config), not one strategy's whole list.
+  auto all = agents::BuiltinCoder().propose(p, plan);
+  ASSERT_GE(all.size(), 6u);
+  std::vector<std::string> heads;
+  for (size_t i = 0; i < 3; ++i) heads.push_back(all[i].origin);
+  EXPECT_EQ(heads, (std::vector<std::string>{"template:softmax", "rewrite", "config"})) << fmt::format("{}", fmt::join(heads, ","));
+  EXPECT_TRUE(all[3].origin.starts_with("template") && all[4].origin == "config") << all[3].origin << all[4].origin;
   auto cands = agents::BuiltinCoder().propose(p, agents::Plan{{"rewrite:source"}, {}, ""});
   ASSERT_EQ(cands.size(), 1u);
   EXPECT_EQ(cands[0].origin, "rewrite");

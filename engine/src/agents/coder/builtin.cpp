@@ -37,8 +37,12 @@ std::vector<Candidate> config_candidates(const KernelProfile& k, const std::vect
 }
 
 std::vector<Candidate> BuiltinCoder::propose(const KernelProfile& k, const Plan& p) {
-  std::vector<Candidate> out;
+  // One list per strategy, each most promising first; merged round-robin (below) so that a
+  // search whose budget screens only its first batch sees the head of every strategy, not 15
+  // templates and no launch config (which is what won the column arg-reduction on the H200).
+  std::vector<std::vector<Candidate>> groups;
   for (const std::string& strategy : p.strategies) {
+    std::vector<Candidate>& out = groups.emplace_back();
     if (strategy.rfind("template:", 0) == 0) {
       std::string why;
       for (Candidate& c : templates::instantiate(k, &why)) out.push_back(std::move(c));
@@ -56,7 +60,13 @@ std::vector<Candidate> BuiltinCoder::propose(const KernelProfile& k, const Plan&
     if (configs.size() > max_configs_) configs.resize(max_configs_);
     for (Candidate& c : config_candidates(k, configs, "config")) out.push_back(std::move(c));
   }
-  return out;
+  std::vector<Candidate> merged;
+  for (size_t i = 0, left = 1; left; ++i) {
+    left = 0;
+    for (auto& g : groups)
+      if (i < g.size()) merged.push_back(std::move(g[i])), ++left;
+  }
+  return merged;
 }
 
 }  // namespace kopt::agents

@@ -32,7 +32,9 @@ int64_t elements(const KernelShape& s, const json& c) {
 }
 
 // Static score: lower is more promising. Aims at 4-16 elements per thread and enough
-// programs to fill every SM a few times.
+// programs to fill every SM a few times; an OUTER reduction (x is the contiguous dimension, r
+// strides across rows) also wants XBLOCK elements to fill a 32-byte sector, or each load moves
+// sectors it mostly throws away (XBLOCK=1 on fp32 uses 4 bytes of 32).
 double score(const KernelShape& s, const json& c, int sm_count) {
   double per_thread = static_cast<double>(elements(s, c)) / (32.0 * c.value("num_warps", 4));
   double programs = 1;
@@ -41,6 +43,10 @@ double score(const KernelShape& s, const json& c, int sm_count) {
   double fill = programs / (4.0 * sm_count);
   double sc = std::abs(std::log2(std::max(per_thread, 0.25) / 8.0));
   if (fill < 1) sc += 2 * std::log2(1 / std::max(fill, 1e-6));
+  if (s.reduction_hint.starts_with("OUTER") && c.contains("XBLOCK")) {
+    double run = static_cast<double>(c["XBLOCK"].get<int64_t>() * s.elem_bytes);
+    if (run < 32) sc += 2 * std::log2(32 / run);
+  }
   return sc + 0.1 * c.value("num_stages", 1);
 }
 
@@ -109,6 +115,12 @@ std::optional<KernelShape> kernel_shape(const ir::Kernel& k, const json& launch,
   const json args = launch.value("args", json::array());
   size_t i = 0;
   for (const ir::KernelParam& p : k.signature) {
+    if (p.dtype.starts_with("*")) {
+      std::string t = p.dtype.substr(1);
+      int bytes = t == "fp64" || t == "i64" ? 8 : t == "fp16" || t == "bf16" || t == "i16" ? 2
+                : t == "i8" || t == "u8" || t == "i1" || t.starts_with("fp8") ? 1 : 4;
+      s.elem_bytes = std::min(s.elem_bytes, bytes);
+    }
     if (p.is_constexpr) {
       if (p.name.size() >= 6 && p.name.ends_with("BLOCK")) s.blocks.push_back(p.name);
       continue;
