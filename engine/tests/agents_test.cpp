@@ -8,6 +8,7 @@
 
 #include "agents/agent.h"
 #include "agents/coder/config_space.h"
+#include "search/search.h"
 #include "agents/coder/pin_config.h"
 #include "agents/coder/templates/templates.h"
 #include "artifact/bundle.h"
@@ -252,4 +253,25 @@ TEST(Pool2dTemplate, DeclinesShapesThatDoNotMatch) {
   cl["stride"] = {16384, 1, 512, 16};
   p = pool_profile(*b, cl, tensor({4, 16, 16, 16}), 4 * 16 * 16 * 16);
   EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
+}
+
+TEST(Search, EndToEndRetryLeavesOutTheKernelThatSavesLeast) {
+  auto outcome = [](std::optional<double> ms, double calls, std::optional<double> speedup, bool chosen) {
+    search::KernelOutcome k;
+    k.profile.time_ms = ms, k.profile.calls_per_run = calls, k.speedup = speedup;
+    if (chosen) k.chosen = 0;
+    return k;
+  };
+  // Savings per run: 1.0 x 1 x (1 - 1/2) = 0.5; 0.2 x 3 x (1 - 1/1.5) = 0.2; 5.0 (not chosen); 0.1 x 1 x (1 - 1/1.1).
+  std::vector<search::KernelOutcome> ks = {outcome(1.0, 1, 2.0, true), outcome(0.2, 3, 1.5, true),
+                                           outcome(5.0, 1, std::nullopt, false), outcome(0.1, 1, 1.1, true)};
+  EXPECT_EQ(search::least_saving_accepted(ks), 3u);
+  ks[3].chosen.reset();
+  EXPECT_EQ(search::least_saving_accepted(ks), 1u);
+  ks[1].chosen.reset();
+  EXPECT_FALSE(search::least_saving_accepted(ks).has_value());  // one kernel left: nothing to leave out
+  // CPU mode (no times): the last chosen kernel goes first.
+  std::vector<search::KernelOutcome> cpu = {outcome(std::nullopt, 0, std::nullopt, true),
+                                            outcome(std::nullopt, 0, std::nullopt, true)};
+  EXPECT_EQ(search::least_saving_accepted(cpu), 1u);
 }

@@ -271,6 +271,22 @@ KernelOutcome search_kernel(worker::Supervisor& sup, const ir::Bundle& bundle, a
   return KernelSearch(sup, bundle, agents, k, o, cache, progress).run();
 }
 
+std::optional<size_t> least_saving_accepted(const std::vector<KernelOutcome>& outcomes) {
+  std::optional<size_t> pick;
+  double least = 0;
+  size_t accepted = 0;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const KernelOutcome& k = outcomes[i];
+    if (!k.chosen) continue;
+    ++accepted;
+    double saving = 0;
+    if (k.profile.time_ms && k.speedup && *k.speedup > 0)
+      saving = *k.profile.time_ms * std::max(1.0, k.profile.calls_per_run) * (1 - 1 / *k.speedup);
+    if (!pick || saving <= least) pick = i, least = saving;
+  }
+  return accepted >= 2 ? pick : std::nullopt;
+}
+
 json candidate_json(const CandidateRecord& r) {
   json gates = json::array();
   std::optional<std::string> failed;
