@@ -198,3 +198,43 @@ def test_unconfigured_agents_llm_names_the_fix(kernelopt_bin, tmp_path):
                         str(tmp_path / "o"), "--db", str(tmp_path / "db")], capture_output=True, text=True, env=e,
                        cwd=tmp_path, timeout=60)
     assert r.returncode == 2 and "needs an LLM endpoint" in r.stderr and "KERNELOPT_LLM_ENDPOINT" in r.stderr
+
+
+def _kernel_def(module: str, name: str) -> str:
+    """The `def name(...)` text of one kernel declared in an Inductor module (up to its closing quotes)."""
+    start = module.index(f"def {name}(")
+    return module[start:module.index("'''", start)]
+
+
+def test_end_to_end_failure_leaves_out_one_kernel_and_keeps_the_other(kernelopt_bin, tmp_path):
+    """Two kernels, each off by 6e-5 relative (inside the 1e-4 tolerance alone, so each passes G1-G3),
+    chained so their errors add up to 1.2e-4 in the model: the end-to-end gate fails with both, and the
+    optimizer leaves one out and keeps the other instead of dropping both."""
+    bundle = ROOT / "corpus" / "row_sum_long"
+    module = (bundle / "module_0.py").read_text()
+    k0, k1 = "triton_red_fused_sum_0", "triton_per_fused_sum_1"
+    off0 = _kernel_def(module, k0).replace("tl.store(out_ptr0 + (x0), tmp2, xmask)",
+                                           "tl.store(out_ptr0 + (x0), tmp2 * 1.00006, xmask)")
+    off1 = _kernel_def(module, k1).replace("tl.store(out_ptr0 + (x0), tmp4, xmask)",
+                                           "tl.store(out_ptr0 + (x0), tmp4 * 1.00006, xmask)")
+    assert "1.00006" in off0 and "1.00006" in off1
+    script = {"rules": [
+        {"match": "# kernelopt planner prompt", "replies": [{"text": PLAN}]},
+        {"match": f"def {k0}(", "replies": [{"text": fenced(off0)}]},
+        {"match": f"def {k1}(", "replies": [{"text": fenced(off1)}]},
+    ], "default": {"text": "no opinion"}}
+    with ScriptedServer(script, expect_key=KEY) as server:
+        cfg = write_config(tmp_path, server.url)
+        env = dict(os.environ, KOPT_TEST_LLM_KEY=KEY)
+        r = subprocess.run([kernelopt_bin, "optimize", str(bundle), "--device", "cpu", "--agents", "llm", "--config",
+                            str(cfg), "--out", str(tmp_path / "out"), "--db", str(tmp_path / "results.db"),
+                            "--seeds", "2"], capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr
+    assert f"again without {k1}" in r.stderr, r.stderr
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    kernels = {k["name"]: k for k in report["kernels"]}
+    assert kernels[k0]["accepted"] and not kernels[k1]["accepted"], kernels
+    assert "left out of the result" in kernels[k1]["note"] and "end-to-end" in kernels[k1]["note"]
+    assert report["module"]["changed"] and report["module"]["end_to_end"]["status"] != "failed"
+    stitched = (tmp_path / "out" / "module_0.py").read_text()
+    assert stitched.count("* 1.00006") == 1 and "tmp2 * 1.00006" in stitched
