@@ -9,6 +9,7 @@
 
 #include <thread>
 
+#include "util/gpu_env.h"
 #include "worker/supervisor.h"
 
 using namespace kopt::worker;
@@ -116,4 +117,20 @@ TEST(Supervisor, RealWorkerSaysHello) {
   EXPECT_EQ(h["device"], "cpu");
   EXPECT_EQ(h["protocol"], 1);
   EXPECT_TRUE(s.call({{"op", "echo"}, {"payload", 42}}, 30s)["payload"] == 42);
+}
+
+TEST(GpuEnv, IndicesArePositionsAmongTheVisibleGpus) {
+  const char* saved = std::getenv("CUDA_VISIBLE_DEVICES");
+  std::string keep = saved ? saved : "";
+  unsetenv("CUDA_VISIBLE_DEVICES");
+  EXPECT_EQ(kopt::visible_device("1"), "1");  // nothing inherited: the machine's own numbering
+  setenv("CUDA_VISIBLE_DEVICES", "2,3", 1);   // a lane or a scheduler gave this process GPUs 2 and 3
+  EXPECT_EQ(kopt::visible_device("0"), "2");
+  EXPECT_EQ(kopt::visible_device("1"), "3");
+  EXPECT_THROW(kopt::visible_device("2"), kopt::UserError);
+  EXPECT_EQ(kopt::visible_device("GPU-8f2c"), "GPU-8f2c");  // a UUID passes as given
+  setenv("CUDA_VISIBLE_DEVICES", "", 1);  // no GPU visible at all
+  EXPECT_THROW(kopt::visible_device("0"), kopt::UserError);
+  if (saved) setenv("CUDA_VISIBLE_DEVICES", keep.c_str(), 1);
+  else unsetenv("CUDA_VISIBLE_DEVICES");
 }

@@ -20,6 +20,7 @@
 
 #include "cli/commands.h"
 #include "util/error.h"
+#include "util/gpu_env.h"
 
 namespace kopt::cli {
 
@@ -61,13 +62,14 @@ int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
   std::vector<char*> cargv;
   for (auto& s : argv) cargv.push_back(s.data());
   cargv.push_back(nullptr);
+  const std::string device = o.gpu.empty() ? "" : visible_device(o.gpu);  // before fork: it may throw
   int fds[2] = {-1, -1};
   if (error_line && pipe(fds) != 0) throw UserError("cannot start the capture: pipe failed");
   pid_t pid = fork();
   if (pid < 0) throw UserError("cannot start the capture: fork failed");
   if (pid == 0) {
     setpgid(0, 0);  // a group of its own: a timeout ends the compile workers it started too
-    if (!o.gpu.empty()) setenv("CUDA_VISIBLE_DEVICES", o.gpu.c_str(), 1);
+    if (!device.empty()) setenv("CUDA_VISIBLE_DEVICES", device.c_str(), 1);
     if (error_line) {
       dup2(fds[1], 1), dup2(fds[1], 2);
       close(fds[0]), close(fds[1]);

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "util/gpu_env.h"
+
 namespace kopt::worker {
 
 namespace {
@@ -66,7 +68,7 @@ void Supervisor::start(Slot& s) {
     spec.env["CUDA_VISIBLE_DEVICES"] = "";
   } else {
     spec.env["KERNELOPT_DEVICE"] = "cuda";
-    spec.env["CUDA_VISIBLE_DEVICES"] = s.device;  // one GPU per worker; inside it is cuda:0
+    spec.env["CUDA_VISIBLE_DEVICES"] = visible_device(s.device);  // one GPU per worker; inside it is cuda:0
     spec.env["TRITON_INTERPRET"] = "0";           // never inherit CPU mode's interpreter switch
   }
   s.proc = std::make_unique<Process>(spec);
