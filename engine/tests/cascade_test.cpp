@@ -5,11 +5,15 @@
 // candidates is tests/python/test_error_suite.py.
 #include <gtest/gtest.h>
 
+#include "agents/agent.h"
+#include "agents/coder/templates/templates.h"
 #include "artifact/bundle.h"
+#include "profile/family.h"
 #include "stitch/stitch.h"
 #include "verify/compiles.h"
 #include "verify/end_to_end.h"
 #include "verify/rules.h"
+#include "test_util.h"
 
 using namespace kopt;
 using namespace std::chrono_literals;
@@ -97,4 +101,30 @@ TEST(CascadeWorker, CompilesFindingAndEndToEndGate) {
   EXPECT_EQ(broken.status, "failed");
   EXPECT_NE(broken.evidence["correctness"].value("error", "").find("SyntaxError"), std::string::npos)
       << broken.evidence.dump(2);
+}
+
+TEST(CascadeWorker, OneSegmentSplitScanPassesTheCascadeOnTheCapturedScan) {
+  // The captured split scan (2 rows of 64K, Inductor's lookback through a workspace), with the
+  // one-segment-per-row instance the template proposes for many rows: it runs on the bundle's own
+  // launch through the interpreter and passes G1-G3 (the dead workspace is scratch).
+  auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/cumsum_split_scan_small");
+  agents::KernelProfile p;
+  p.kernel = &b->graphs[0]->kernels.at(0);
+  p.family = profile::family(*p.kernel);
+  using kopt::testing::tensor;
+  using kopt::testing::value;
+  p.launches = {{{"args", {tensor({64, 65536}), tensor({64, 65536}), tensor({8192}, "uint8"), value(64),
+                           value(65536)}}}};
+  std::string why;
+  auto cands = agents::templates::instantiate(p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  ASSERT_TRUE(cands.front().description.starts_with("scan_split one segment per row")) << cands.front().description;
+  worker::Supervisor sup(cpu_worker());
+  verify::CascadeOptions o;
+  o.timeout = 300s;
+  o.seeds = 2;
+  verify::CascadeResult r = verify::run_cascade(sup, *b, 0, *p.kernel, cands.front().source, o);
+  EXPECT_TRUE(r.accepted) << r.to_json().dump(2);
+  ASSERT_GE(r.gates.size(), 3u);
+  for (size_t g = 0; g < 3; ++g) EXPECT_EQ(r.gates[g].status, "passed") << r.gates[g].gate;
 }

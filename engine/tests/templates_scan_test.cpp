@@ -190,3 +190,30 @@ TEST(ScanSplitTemplate, SegmentsOfALongRowThroughTheKernelsLookback) {
   EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
   EXPECT_NE(why.find("lookback sequence"), std::string::npos) << why;
 }
+
+TEST(ScanSplitTemplate, OneSegmentPerRowWhenRowsAreMany) {
+  // 64 rows of 2M: one program per row carries its prefix in registers — no totals pass, no lookback —
+  // and those instances come first; with 4 rows (too few programs) they are not proposed.
+  auto b = corpus("cumsum_long_large");
+  auto launch = [](int64_t rows) {
+    return std::vector<json>{tensor({rows, 2097152}), tensor({rows, 2097152}), tensor({262144}, "uint8"), value(rows),
+                             value(2097152)};
+  };
+  std::string why;
+  auto many = agents::templates::instantiate(profile_of(*b, 0, launch(64)), &why);
+  ASSERT_FALSE(many.empty()) << why;
+  size_t whole = 0;
+  for (const auto& c : many) {
+    bool one = c.description.starts_with("scan_split one segment per row");
+    if (!one) continue;
+    EXPECT_EQ(whole, &c - &many.front()) << "one-segment instances come first";
+    ++whole;
+    EXPECT_EQ(c.config["R0_BLOCK"].get<int64_t>(), 2097152);
+    EXPECT_EQ(c.source.find("exclusive_scan_decoupled_lookback"), std::string::npos);
+    EXPECT_NE(c.source.find("for kopt_chunk in tl.range(R0_BLOCK_KOPT, R0_BLOCK, R0_BLOCK_KOPT)"), std::string::npos);
+    EXPECT_TRUE(verify::run_g1(b->graphs[0]->kernels.at(0), c.source).passed) << c.description;
+  }
+  EXPECT_GE(whole, 4u);
+  auto few = agents::templates::instantiate(profile_of(*b, 0, launch(4)), &why);
+  for (const auto& c : few) EXPECT_FALSE(c.description.starts_with("scan_split one segment")) << c.description;
+}

@@ -19,6 +19,11 @@ const char* const kRowWide[] = {"tl.sum(", "tl.max(", "tl.min(", "tl.argmax(", "
                                 "tl.reshape(", "tl.view(", "tl.trans(", "tl.permute(", "tl.split(", "tl.join(",
                                 "tl.flip(", "tl.program_id(", "triton_helpers."};
 
+// One segment per row needs this many rows (programs) to stream at the GPU's bandwidth, and rows
+// short enough that one program per row is not a long serial walk.
+constexpr int64_t kOneSegmentRows = 32;
+constexpr int64_t kOneSegmentMaxRow = int64_t{1} << 22;
+
 std::string indent(const std::vector<std::string>& lines, int n) {
   std::string out;
   for (const std::string& l : lines) out += std::string(n, ' ') + l + "\n";
@@ -136,8 +141,42 @@ std::vector<Candidate> scan_split(const KernelProfile& k, std::string* why_not) 
   std::string lookback_stmt = fmt::format("{} = {}({}, kopt_total, tl.program_id(0), {}{})", prefix, lookback_fn,
                                           ws_var, fn, lookback_rest);
   const std::string params = entry_params(ker);
-  std::vector<Candidate> outc;
+  // One segment per row (R0_BLOCK = the row: a grid of one program per row): no totals pass and no
+  // lookback, the carry stays in registers, so each row is read once and written once where the
+  // segmented form reads every segment twice. Worth it only with rows enough to keep most SMs
+  // streaming; with few long rows the segments' parallelism wins and Inductor's layout stays.
+  int64_t rows = -1;
+  for (const json& l : k.launches) {
+    const json& a = l["args"];
+    int64_t r = a.size() >= 2 ? a[a.size() - 2].value("value", int64_t{-1}) : -1;
+    rows = rows < 0 ? r : std::min(rows, r);
+  }
+  const bool one_segment = rows >= kOneSegmentRows && numel >= min_block && numel <= kOneSegmentMaxRow;
+  std::vector<Candidate> outc, whole;
   for (int64_t ch : {2048, 4096, 1024}) {
+    if (one_segment && numel % ch == 0 && numel > ch) {
+      std::string def1 = fmt::format(
+          "def {name}({params}):\n"
+          "    # kernelopt template scan_split: one segment per row, in chunks of {ch}; the carry in registers.\n"
+          "{setup}    R0_BLOCK_KOPT: tl.constexpr = {ch}\n    kopt_segment = tl.program_id(0) * R0_BLOCK\n{ws}"
+          "{p1f}    {prefix} = kopt_total\n"
+          "{p2f}    for kopt_chunk in tl.range(R0_BLOCK_KOPT, R0_BLOCK, R0_BLOCK_KOPT):\n{p2l}",
+          fmt::arg("name", ker.entry), fmt::arg("params", params), fmt::arg("ch", ch),
+          fmt::arg("setup", indent(setup, 4)), fmt::arg("ws", indent(ws, 4)), fmt::arg("p1f", indent(p1_first, 4)),
+          fmt::arg("prefix", prefix), fmt::arg("p2f", indent(p2_first, 4)), fmt::arg("p2l", indent(p2_loop, 8)));
+      // (The first chunk's total stands in for the prefix the first segment never uses: the kernel's
+      // own first-block select takes the local scan there.)
+      std::string source1 = replace_entry(ker, def1);
+      for (int w : {4, 8}) {
+        int64_t per_thread = ch / (32 * w);
+        if (per_thread < 4 || per_thread > 16) continue;
+        for (int stages : {2, 3}) {
+          json c = {{"R0_BLOCK", numel}, {"num_warps", w}, {"num_stages", stages}};
+          whole.push_back(instance(ker, "scan", source1, c,
+                                   fmt::format("scan_split one segment per row, chunk {}, {}", ch, describe_config(c))));
+        }
+      }
+    }
     std::string def = fmt::format(
         "def {name}({params}):\n"
         "    # kernelopt template scan_split: segments of R0_BLOCK in chunks of {ch}; total, lookback, scan.\n"
@@ -159,6 +198,7 @@ std::vector<Candidate> scan_split(const KernelProfile& k, std::string* why_not) 
       }
     }
   }
+  outc.insert(outc.begin(), whole.begin(), whole.end());
   if (outc.empty()) return no("no segment and chunk fit the row");
   return outc;
 }
