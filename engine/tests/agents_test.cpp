@@ -275,3 +275,41 @@ TEST(Search, EndToEndRetryLeavesOutTheKernelThatSavesLeast) {
                                             outcome(std::nullopt, 0, std::nullopt, true)};
   EXPECT_EQ(search::least_saving_accepted(cpu), 1u);
 }
+
+TEST(RowSoftmaxStats, CrossEntropysRowStatisticsInOnePass) {
+  // cross_entropy: prepare_softmax_online stores each row's max (out_ptr0) and sum of exp (out_ptr1).
+  auto b = corpus("cross_entropy");
+  agents::KernelProfile p;
+  p.kernel = &b->graphs[0]->kernels.at(0);
+  p.family = profile::family(*p.kernel);
+  p.launches = {{{"args", {tensor({128, 500}), tensor({128, 1}), tensor({128, 1}), value(128), value(500)}}}};
+  ASSERT_EQ(p.family, "softmax");
+  std::string why;
+  auto cands = agents::templates::instantiate(p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  for (const auto& c : cands) {
+    EXPECT_TRUE(c.description.starts_with("row softmax stats one-pass")) << c.description;
+    EXPECT_NE(c.source.find("tl.store(out_ptr0 + rows, m.to("), std::string::npos);
+    EXPECT_NE(c.source.find("tl.store(out_ptr1 + rows, s.to("), std::string::npos);
+    EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
+  }
+  // The roles come from the kernel, not the order of its pointers: stores swapped, roles swapped.
+  ir::Kernel swapped = *p.kernel;
+  auto swap = [&](const std::string& a, const std::string& z) {
+    size_t at = swapped.source.find(a);
+    ASSERT_NE(at, std::string::npos) << a;
+    swapped.source.replace(at, a.size(), z);
+  };
+  swap("tl.store(out_ptr0 + (x0), tmp6, xmask)", "tl.store(out_ptr0 + (x0), tmp12, xmask)");
+  swap("tl.store(out_ptr1 + (x0), tmp12, xmask)", "tl.store(out_ptr1 + (x0), tmp6, xmask)");
+  p.kernel = &swapped;
+  auto sw = agents::templates::instantiate(p, &why);
+  ASSERT_FALSE(sw.empty()) << why;
+  EXPECT_NE(sw.front().source.find("tl.store(out_ptr1 + rows, m.to("), std::string::npos);
+  // A third value stored per row is not a softmax's statistics: declined.
+  ir::Kernel extra = *p.kernel;
+  extra.source.insert(extra.source.find("    tl.store(out_ptr0"), "    tl.store(out_ptr0 + (x0), tmp7, xmask)\n");
+  p.kernel = &extra;
+  EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
+  EXPECT_NE(why.find("not a row max and a row sum"), std::string::npos) << why;
+}

@@ -141,3 +141,19 @@ def test_templates_are_verified_and_used(kernelopt_bin, tmp_path, bundle, family
     assert chosen["origin"] == f"template:{family}"
     assert "kernelopt template" in (out / "module_0.py").read_text()
     assert result_vs_eager(out)["match"]
+
+
+def test_cross_entropy_row_statistics_template_is_verified_and_used(kernelopt_bin, tmp_path):
+    """Cross-entropy's row statistics (each row's max and sum of exp, Inductor's prepare_softmax_online)
+    go through the one-pass statistics template; G1-G3 pass and the stitched model matches eager."""
+    out = tmp_path / "out"
+    r = optimize(kernelopt_bin, CORPUS / "cross_entropy", out, tmp_path / "results.db")
+    assert r.returncode == 0, r.stderr
+    report = json.loads((out / "report.json").read_text())
+    k = next(k for k in report["kernels"] if "prepare_softmax_online" in k["name"])
+    assert k["family"] == "softmax" and k["accepted"], k
+    chosen = next(c for c in k["candidates"] if c["id"] == k["chosen"])
+    assert chosen["origin"] == "template:softmax" and chosen["description"].startswith("row softmax stats")
+    assert [g["status"] for g in chosen["gates"][:3]] == ["passed"] * 3
+    assert "kernelopt template row_softmax_stats" in (out / "module_0.py").read_text()
+    assert result_vs_eager(out)["match"]

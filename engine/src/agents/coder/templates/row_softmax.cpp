@@ -15,8 +15,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int64_t kMaxRow = 32768;  // 64 fp32 registers per thread at 16 warps
-
 bool contiguous_rows(const json& t, int64_t rows, int64_t cols) {
   if (!is_contiguous(t) || t["shape"].empty() || t["shape"].back().get<int64_t>() != cols) return false;
   int64_t numel = 1;
@@ -43,15 +41,16 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
     if (p.is_constexpr) has_r0_block = has_r0_block || p.name == "R0_BLOCK";
     else runtime.push_back(&p);
   }
+  std::vector<size_t> pure = verify::pure_output_args(ker);
+  if (pure == std::vector<size_t>{1, 2}) return row_softmax_stats(k, why_not);  // the statistics alone
   if (runtime.size() != 4 || runtime[2]->name != "xnumel" || runtime[3]->name != "r0_numel")
     return no("expected (input, output, xnumel, r0_numel) parameters");
-  std::vector<size_t> pure = verify::pure_output_args(ker);
   if (pure != std::vector<size_t>{1}) return no("expected one input pointer and one pure output pointer");
   for (const json& l : k.launches) {
     const json& a = l["args"];
     if (a.size() != 4 || !a[2].contains("value") || !a[3].contains("value")) return no("unexpected launch arguments");
     int64_t rows = a[2]["value"], cols = a[3]["value"];
-    if (cols > kMaxRow) return no(fmt::format("rows of {} elements do not fit in registers", cols));
+    if (cols > kMaxSoftmaxRow) return no(fmt::format("rows of {} elements do not fit in registers", cols));
     if (!contiguous_rows(a[0], rows, cols) || !contiguous_rows(a[1], rows, cols))
       return no("input or output rows are not contiguous");
     static const std::set<std::string> dtypes = {"float32", "float16", "bfloat16"};
@@ -85,10 +84,17 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
       fmt::arg("widen", wide ? ".to(tl.int64)" : ""), fmt::arg("in", in), fmt::arg("out", out),
       fmt::arg("result", result));
   std::string source = replace_entry(ker, def);
-  // Launch configs: rows per program so a program holds 1K-16K elements (a 32K row alone); warps so
-  // each thread holds 2-64 of them. 32 warps (1024 threads, one program per SM) is what lets a 32K fp32
-  // row stay in registers at 32 values per thread.
   std::vector<Candidate> outc;
+  for (const json& c : row_softmax_configs(rows, rb, has_r0_block))
+    outc.push_back(instance(ker, k.family, source, c, fmt::format("row {} one-pass, {}", k.family, describe_config(c))));
+  if (outc.empty()) return no("no launch config fits the row length");
+  return outc;
+}
+
+std::vector<json> row_softmax_configs(int64_t rows, int64_t rb, bool has_r0_block) {
+  // 32 warps (1024 threads, one program per SM) is what lets a 32K fp32 row stay in registers at
+  // 32 values per thread.
+  std::vector<json> out;
   for (int64_t xb = 1; xb <= 64 && xb <= next_pow2(rows); xb *= 2) {
     int64_t elems = xb * rb;
     if (elems > 16384 && xb > 1) break;
@@ -98,11 +104,10 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
       if (per_thread > 64 || per_thread < 2) continue;
       json c = {{"XBLOCK", xb}, {"num_warps", w}, {"num_stages", 1}};
       if (has_r0_block) c["R0_BLOCK"] = std::min<int64_t>(rb, 4096);
-      outc.push_back(instance(ker, k.family, source, c, fmt::format("row {} one-pass, {}", k.family, describe_config(c))));
+      out.push_back(c);
     }
   }
-  if (outc.empty()) return no("no launch config fits the row length");
-  return outc;
+  return out;
 }
 
 }  // namespace kopt::agents::templates

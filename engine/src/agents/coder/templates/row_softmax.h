@@ -14,4 +14,15 @@ namespace kopt::agents::templates {
 // 32768 elements, fp32/fp16/bf16 (computed in fp32).
 std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not);
 
+// The same schedule for a kernel that stores only each row's max and sum of exp (Inductor's
+// prepare_softmax_online, ahead of cross-entropy's gather or of a long row's normalize).
+std::vector<Candidate> row_softmax_stats(const KernelProfile& k, std::string* why_not);
+
+// Rows longer than this do not fit in registers (64 fp32 values per thread at 16 warps).
+inline constexpr int64_t kMaxSoftmaxRow = 32768;
+
+// Launch configs of the one-pass row schedule: rows per program so a program holds 1K-16K elements
+// (a 32K row alone), warps so each thread holds 2-64 of them.
+std::vector<nlohmann::json> row_softmax_configs(int64_t rows, int64_t rb, bool has_r0_block);
+
 }  // namespace kopt::agents::templates
