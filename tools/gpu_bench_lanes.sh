@@ -16,7 +16,7 @@ lane() {  # GPU shard
   local g=$1 s=$2 d=/tmp/b$2
   mkdir -p $d; cp .gpu-state/b$s/run.json .gpu-state/b$s/results.jsonl $d/ 2>/dev/null
   CUDA_VISIBLE_DEVICES=$g KERNELOPT_DB=/tmp/k$g.db timeout -k 5 $(left $((LIMIT-15))) .gpu-bin/kernelopt bench \
-      benchmarks/suite --levels 1,2,3 --shard $s/2 --gpus 0 --budget-per-problem ${BUDGET:-10} --out $d \
+      benchmarks/suite --levels 1,2,3 --shard $s/2 --gpus 0 --budget-per-problem ${BUDGET:-20} --out $d \
       >$OUT/b${s}.log 2>&1
   echo "bench $s rc=$?" >>$OUT/b${s}.log
   cp $d/run.json $OUT/b${s}_run.json; cp $d/results.jsonl $OUT/b${s}_results.jsonl
