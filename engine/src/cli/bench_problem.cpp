@@ -92,10 +92,12 @@ fs::path result_dir(const fs::path& out, const bench::Problem& p) {
   return out / "problems" / (p.bundle ? p.id : p.id.substr(0, p.id.size() - 3));  // without ".py"
 }
 
-bool has_capture(const fs::path& bundle, const std::string& problem) {
+bool has_capture(const fs::path& bundle, const std::string& problem, const std::string& mode) {
   std::error_code ec;
   if (!fs::is_regular_file(bundle / "meta.json", ec) || !fs::is_regular_file(bundle / "problem.py", ec)) return false;
   try {
+    json meta = json::parse(read_text(bundle / "meta.json"), nullptr, false);
+    if (!meta.is_object() || meta.value("mode", "default") != mode) return false;
     return read_text(bundle / "problem.py") == read_text(problem);
   } catch (const std::exception&) {
     return false;
@@ -145,7 +147,7 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
   // 1. The main job.
   OptimizeOptions oo;
   // Captured ahead of the job (bench.cpp): the job starts from that bundle; otherwise it captures.
-  bool ahead = !p.bundle && has_capture(result / "bundle", p.path);
+  bool ahead = !p.bundle && has_capture(result / "bundle", p.path, c.options.mode);
   oo.target = ahead ? (result / "bundle").string() : p.path, oo.out = result.string(), oo.device = o.device, oo.gpus = gpu, oo.agents = o.agents;
   oo.budget_s = o.budget_s, oo.timeout_s = o.timeout_s, oo.mode = o.mode, oo.quiet = !o.verbose;
   json report;
