@@ -27,6 +27,8 @@ inline std::string visible_device(const std::string& index) {
   }
   if (used != index.size() || index.empty() || index[0] == '-') return index;  // a UUID or MIG name: as given
   std::vector<std::string> list = split_list(env);
+  if (list.empty())
+    throw UserError("no CUDA GPU is visible (CUDA_VISIBLE_DEVICES is empty): make one visible, or pass --device cpu");
   if (i >= list.size())
     throw UserError(fmt::format("GPU {} is not visible: CUDA_VISIBLE_DEVICES={} lists {} GPU(s); pass --gpus "
                                 "with indices below {}",
