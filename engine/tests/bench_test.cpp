@@ -146,6 +146,32 @@ TEST(BenchTable, HeadroomRecoveredCountsRowsWellAboveTheirFloorFallbacksIncluded
   EXPECT_TRUE(b::summarize(rows)[0]["headroom"].is_null());
 }
 
+TEST(BenchTable, WhereTheTimeWentIsMediansOverTheTimedRows) {
+  // Three timed rows (one captured ahead, two captured by their job) and one without stages.
+  std::vector<json> rows = {row(1, "level1/a", "optimized", 1.5, true), row(1, "level1/b", "fallback", 1.0, true),
+                            row(1, "level1/c", "optimized", 1.2, true), row(1, "level1/d", "error", nullptr, nullptr)};
+  rows[0]["seconds"] = 30.0, rows[0]["stages"] = {{"capture_ahead", 18.0}, {"load", 0.1}, {"search", 9.0},
+                                                  {"stitch", 0.1}, {"end_to_end", 1.9}, {"bench_check", 1.0},
+                                                  {"bench_times", 1.0}};
+  rows[1]["seconds"] = 20.0, rows[1]["stages"] = {{"load", 16.0}, {"search", 0.0}};
+  rows[2]["seconds"] = 70.0, rows[2]["stages"] = {{"load", 22.0}, {"search", 40.0}, {"end_to_end", 3.0}};
+  json t = b::summarize(rows);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0]["time_n"].get<size_t>(), 3u);
+  EXPECT_DOUBLE_EQ(t[0]["time"]["total"].get<double>(), 30.0);
+  EXPECT_DOUBLE_EQ(t[0]["time"]["capture"].get<double>(), 18.0);  // 16, 18 (ahead, not the bundle read), 22
+  EXPECT_DOUBLE_EQ(t[0]["time"]["search"].get<double>(), 9.0);
+  EXPECT_DOUBLE_EQ(t[0]["time"]["end_to_end"].get<double>(), 2.0);
+  json bench = {{"suite", "s"}, {"device", "cuda"}, {"performance_measured", true}, {"settings", json::object()},
+                {"shards", {"0/1"}}, {"expected", 4}, {"levels", t}, {"rows", rows}};
+  std::string md = kopt::report::render_bench_markdown(bench);
+  EXPECT_NE(md.find("## Where the time went"), std::string::npos);
+  EXPECT_NE(md.find("| 1 | 3 | 30.0 | 18.0 | 9.0 | 2.0 | 0.0 |"), std::string::npos) << md;
+  for (auto& r : rows) r.erase("stages");  // rows from before per-stage times: no section
+  bench["levels"] = b::summarize(rows);
+  EXPECT_EQ(kopt::report::render_bench_markdown(bench).find("## Where the time went"), std::string::npos);
+}
+
 TEST(BenchRow, ModuleFloorTakesEachKernelsExcessOverItsFloor) {
   json report = {{"kernels",
                   {{{"baseline_ms", 0.5}, {"floor_ms", 0.2}, {"calls_per_run", 1}},

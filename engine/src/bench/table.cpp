@@ -1,5 +1,6 @@
 #include "bench/table.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -27,11 +28,20 @@ json level_stats(const std::string& level, const std::vector<const json*>& rows)
   std::vector<double> all, only_opt, wall;
   double won = 0, available = 0;
   size_t headroom_n = 0;
+  std::map<std::string, std::vector<double>> stage;  // per-stage seconds of the rows that have them
   std::vector<double> fast(std::size(kFastP), 0.0);
   bool measured = false;
   for (const json* r : rows) {
     std::string status = (*r).contains("status") && (*r)["status"].is_string() ? (*r)["status"].get<std::string>() : "error";
     optimized += status == "optimized", fallback += status == "fallback", errors += status == "error";
+    if (const json& st = (*r).value("stages", json()); st.is_object()) {
+      auto s = [&](const char* k) { return st.contains(k) && st[k].is_number() ? st[k].get<double>() : 0.0; };
+      stage["total"].push_back((*r).value("seconds", 0.0));
+      stage["capture"].push_back(st.contains("capture_ahead") ? s("capture_ahead") : s("load"));
+      stage["search"].push_back(s("search"));
+      stage["end_to_end"].push_back(s("stitch") + s("end_to_end"));
+      stage["bench"].push_back(s("bench_check") + s("bench_times"));
+    }
     bool ok = is_true(*r, "correct");
     correct += ok;
     host_bound += is_true(*r, "host_bound");
@@ -46,6 +56,11 @@ json level_stats(const std::string& level, const std::vector<const json*>& rows)
     if (floor && base && *base >= kHeadroomAbove * *floor)
       won += std::log(*sp), available += std::log(*base / *floor), ++headroom_n;
     for (size_t i = 0; i < std::size(kFastP); ++i) fast[i] += ok && *sp > kFastP[i];
+  }
+  json time = json::object();
+  for (auto& [name, xs] : stage) {
+    std::sort(xs.begin(), xs.end());
+    time[name] = xs.size() % 2 ? xs[xs.size() / 2] : (xs[xs.size() / 2 - 1] + xs[xs.size() / 2]) / 2;
   }
   json fp = json::object();
   for (size_t i = 0; i < std::size(kFastP); ++i)
@@ -66,7 +81,9 @@ json level_stats(const std::string& level, const std::vector<const json*>& rows)
           {"wall_geomean", opt(geomean(wall))},
           {"host_bound", host_bound},
           {"headroom", available > 0 ? json(won / available) : json(nullptr)},
-          {"headroom_n", headroom_n}};
+          {"headroom_n", headroom_n},
+          {"time", time},
+          {"time_n", stage["total"].size()}};
 }
 
 }  // namespace

@@ -14,7 +14,10 @@
 // - headroom: over the measured rows whose torch.compile time sits at least kHeadroomAbove
 //   times above the row's floor (floor_ms: the module with every Triton kernel at its
 //   roofline floor), sum ln(compile / optimized) / sum ln(compile / floor) — the share of the
-//   physically available speedup recovered, fallbacks counting 0; headroom_n such rows.
+//   physically available speedup recovered, fallbacks counting 0; headroom_n such rows;
+// - time: medians over the rows that carry per-stage seconds of the problem's total and of its
+//   capture (captured ahead, or the job's load), search, stitch + end-to-end gate, and the bench's
+//   own check and timing; time_n such rows.
 // Unmeasured (CPU mode) tables have null speedups and fast_p.
 #pragma once
 

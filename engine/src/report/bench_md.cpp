@@ -66,6 +66,22 @@ std::string render_bench_markdown(const json& b) {
       out += " not measured | — | — |\n";
     }
   }
+  bool timed = false;
+  for (const json& l : array(b, "levels")) timed = timed || number(l, "time_n").value_or(0) > 0;
+  if (timed) {
+    // Where a problem's time goes (median seconds): the ≤ 60 s target of a single-op problem is judged here.
+    out += "\n## Where the time went\n\n| level | problems | median s per problem | capture | search | "
+           "stitch + end-to-end gate | bench check + timing |\n|---|---|---|---|---|---|---|\n";
+    for (const json& l : array(b, "levels")) {
+      const json& t = object(l, "time");
+      auto s = [&](const char* k) {
+        auto v = number(t, k);
+        return v ? fmt::format("{:.1f}", *v) : std::string(kDash);
+      };
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", text(l, "level"), format_count(l, "time_n"),
+                         s("total"), s("capture"), s("search"), s("end_to_end"), s("bench"));
+    }
+  }
   out += "\n## Problems\n\n";
   out += "| level | problem | status | correct | = eager | eager ms | torch.compile ms | optimized ms | speedup | "
          "wall ms (compile → optimized) | kernels ms (compile → optimized) | host-bound | accepted kernels | "
