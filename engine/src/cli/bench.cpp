@@ -123,7 +123,7 @@ void capture_ahead(const BenchOptions& o, const fs::path& out, const std::vector
     const bench::Problem& p = problems[i];
     // CPU mode captures only kernel files (the interpreter runs them); a model needs Inductor on a GPU.
     if (rows[i] || p.bundle || (o.device != "cuda" && !is_kernel_file(p.path))) continue;
-    if (!has_capture(result_dir(out, p) / "bundle", p.path, o.mode)) todo.push_back(i);
+    if (!existing_capture(result_dir(out, p) / "bundle", p.path, o.mode)) todo.push_back(i);
   }
   if (todo.empty()) return;
   size_t jobs = std::min<size_t>(static_cast<size_t>(o.capture_jobs), todo.size());

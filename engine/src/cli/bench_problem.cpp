@@ -92,15 +92,17 @@ fs::path result_dir(const fs::path& out, const bench::Problem& p) {
   return out / "problems" / (p.bundle ? p.id : p.id.substr(0, p.id.size() - 3));  // without ".py"
 }
 
-bool has_capture(const fs::path& bundle, const std::string& problem, const std::string& mode) {
+std::optional<double> existing_capture(const fs::path& bundle, const std::string& problem, const std::string& mode) {
   std::error_code ec;
-  if (!fs::is_regular_file(bundle / "meta.json", ec) || !fs::is_regular_file(bundle / "problem.py", ec)) return false;
+  if (!fs::is_regular_file(bundle / "meta.json", ec) || !fs::is_regular_file(bundle / "problem.py", ec))
+    return std::nullopt;
   try {
     json meta = json::parse(read_text(bundle / "meta.json"), nullptr, false);
-    if (!meta.is_object() || meta.value("mode", "default") != mode) return false;
-    return read_text(bundle / "problem.py") == read_text(problem);
+    if (!meta.is_object() || meta.value("mode", "default") != mode) return std::nullopt;
+    if (read_text(bundle / "problem.py") != read_text(problem)) return std::nullopt;
+    return meta.value("capture_seconds", 0.0);
   } catch (const std::exception&) {
-    return false;
+    return std::nullopt;
   }
 }
 
@@ -122,7 +124,6 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
                  const std::string& gpu) {
   const BenchOptions& o = c.options;
   auto t0 = std::chrono::steady_clock::now();
-  std::string rel = p.bundle ? p.id : p.id.substr(0, p.id.size() - 3);  // without ".py"
   fs::path result = result_dir(c.out, p);
   json row = {{"format", "kernelopt-bench-row"}, {"level", p.level},       {"problem", p.id},
               {"name", p.name},                  {"input", p.bundle ? "bundle" : "problem"},
@@ -131,7 +132,7 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
               {"eager", nullptr},                {"compiled", nullptr},    {"optimized", nullptr},
               {"speedup", nullptr},              {"wall_speedup", nullptr}, {"host_bound", nullptr},
               {"kernels", 0},                    {"accepted_count", 0},    {"accepted", json::array()},
-              {"vendor_share", nullptr},         {"result_dir", fs::path("problems") / rel}, {"gpu", nullptr},
+              {"vendor_share", nullptr},         {"result_dir", result_dir("", p)}, {"gpu", nullptr},
               {"stages", nullptr},               {"floor_ms", nullptr}};
   auto finish = [&](json& r) -> json& {
     r["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -147,8 +148,9 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
   // 1. The main job.
   OptimizeOptions oo;
   // Captured ahead of the job (bench.cpp): the job starts from that bundle; otherwise it captures.
-  bool ahead = !p.bundle && has_capture(result / "bundle", p.path, c.options.mode);
-  oo.target = ahead ? (result / "bundle").string() : p.path, oo.out = result.string(), oo.device = o.device, oo.gpus = gpu, oo.agents = o.agents;
+  std::optional<double> ahead = p.bundle ? std::nullopt : existing_capture(result / "bundle", p.path, o.mode);
+  oo.target = ahead ? (result / "bundle").string() : p.path, oo.out = result.string(), oo.device = o.device;
+  oo.gpus = gpu, oo.agents = o.agents;
   oo.budget_s = o.budget_s, oo.timeout_s = o.timeout_s, oo.mode = o.mode, oo.quiet = !o.verbose;
   json report;
   std::string opt_error;
@@ -173,9 +175,7 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
   if (report.is_object()) {
     row["stages"] = json::object();  // where the problem's time went: seconds per stage of the job, then the bench's
     for (const json& st : report.value("stages", json::array())) row["stages"][st.value("name", "?")] = st["seconds"];
-    if (ahead)  // the capture's own time, spent before the job (several problems at once)
-      if (json m = json::parse(read_text(result / "bundle" / "meta.json"), nullptr, false); m.is_object())
-        row["stages"]["capture_ahead"] = m.value("capture_seconds", 0.0);
+    if (ahead) row["stages"]["capture_ahead"] = *ahead;  // spent before the job (several problems at once)
     row["kernels"] = report["kernels"].size();
     for (const json& k : report["kernels"])
       if (k.value("accepted", false) && changed)

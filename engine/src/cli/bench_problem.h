@@ -26,10 +26,11 @@ struct BenchContext {
 // OUT/problems/<id without .py>: the problem's result directory (its bundle in bundle/).
 std::filesystem::path result_dir(const std::filesystem::path& out, const bench::Problem& p);
 
-// Whether `bundle` is a complete capture of the problem file `problem` as it is now (the bundle's
-// problem.py is the same bytes) with torch.compile mode `mode`: a capture made ahead of the job, or
-// by an earlier attempt of this run.
-bool has_capture(const std::filesystem::path& bundle, const std::string& problem, const std::string& mode);
+// When `bundle` is a complete capture of the problem file `problem` as it is now (the bundle's
+// problem.py is the same bytes) with torch.compile mode `mode` — a capture made ahead of the job, or
+// by an earlier attempt of this run — the seconds that capture took; otherwise nullopt.
+std::optional<double> existing_capture(const std::filesystem::path& bundle, const std::string& problem,
+                                       const std::string& mode);
 
 // The row (results.jsonl's format, docs/bench.md) for problem `p`, run on `sup` (one worker on
 // GPU `gpu`, or the CPU worker). The job's result directory is OUT/problems/<id without .py>.

@@ -89,7 +89,7 @@ def _autotuned_configs(kernels: dict, trace: Trace) -> tuple[dict[int, dict], di
         if k is None:
             continue
         chosen = k.best_config or k.configs[0]
-        # num_warps / num_stages belong to the choice too: a 128x128 tile at the default 4 warps spills.
+        # num_warps / num_stages belong to the choice too (else the launch takes Triton's defaults).
         per_launch[n] = dict(chosen.kwargs, num_warps=chosen.num_warps, num_stages=chosen.num_stages)
         per_kernel[launch.global_name] = {
             "configs": [dict(c.kwargs, num_warps=c.num_warps, num_stages=c.num_stages)

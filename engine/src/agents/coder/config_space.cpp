@@ -5,6 +5,8 @@
 #include <regex>
 #include <set>
 
+#include "profile/roofline.h"
+
 namespace kopt::agents {
 
 using nlohmann::json;
@@ -113,14 +115,11 @@ std::optional<KernelShape> kernel_shape(const ir::Kernel& k, const json& launch,
     s.reduction_hint = k.decorator_args["reduction_hint"].get<std::string>();
   // Runtime arguments are the non-constexpr parameters in order; numels are among them.
   const json args = launch.value("args", json::array());
+  for (const json& a : args)  // the tensors' element sizes, as the roofline counts them
+    if (size_t bytes = a.is_object() ? profile::dtype_size(a.value("dtype", "")) : 0)
+      s.elem_bytes = std::min(s.elem_bytes, static_cast<int>(bytes));
   size_t i = 0;
   for (const ir::KernelParam& p : k.signature) {
-    if (p.dtype.starts_with("*")) {
-      std::string t = p.dtype.substr(1);
-      int bytes = t == "fp64" || t == "i64" ? 8 : t == "fp16" || t == "bf16" || t == "i16" ? 2
-                : t == "i8" || t == "u8" || t == "i1" || t.starts_with("fp8") ? 1 : 4;
-      s.elem_bytes = std::min(s.elem_bytes, bytes);
-    }
     if (p.is_constexpr) {
       if (p.name.size() >= 6 && p.name.ends_with("BLOCK")) s.blocks.push_back(p.name);
       continue;

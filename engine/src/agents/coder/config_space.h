@@ -31,8 +31,8 @@ struct KernelShape {
   // Split scans: the host sizes the workspace for blocks of at least this many elements
   // (inductor_meta min_split_scan_rblock), one lookback slot per block.
   int64_t min_r0_block = 1;
-  // The narrowest element the kernel loads or stores (bytes, from its pointer types): how many of
-  // them fill a 32-byte DRAM sector.
+  // The narrowest element the kernel loads or stores (bytes, from its launch's tensors): how many
+  // of them fill a 32-byte DRAM sector.
   int elem_bytes = 4;
 };
 
