@@ -11,6 +11,7 @@ records and modules are made once per worker, not once per request.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from . import compare as cmp
 from .bundle_runner import BundleError, _BundleBackend, call_args, is_kernel_file, read_meta, rebuild_problem
 from .compile_check import compile_for_launch
 from .cpu_runtime import load_module
+from .float64_mode import float64_everywhere
 from .launches import LaunchRecord, kernel_decls, kernel_vars, record_launches
 from .ops import device
 from .poison import FILLS, poison, poison_args  # noqa: F401 (poison: re-exported)
@@ -130,7 +132,7 @@ def eager_model(state: BundleState, dtype: torch.dtype | None = None):
     if dtype is not None:
         model = model.to(dtype)
         inputs = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-    with torch.no_grad():
+    with torch.no_grad(), float64_everywhere() if dtype == torch.float64 else contextlib.nullcontext():
         return model(*inputs)
 
 
