@@ -62,8 +62,11 @@ struct Job {
 
   bool gpu() const { return o.device != "cpu"; }
   std::chrono::seconds timeout() const { return std::chrono::seconds(o.timeout_s); }
+  // Plain lines carry the seconds since the job began, so a log shows where a slow job spent its time.
   void say(const std::string& what) const {
-    if (!o.quiet) std::cerr << "[kernelopt] " << what << "\n";
+    if (!o.quiet)
+      std::cerr << fmt::format("[kernelopt {:.1f}s] {}\n", std::chrono::duration<double>(Clock::now() - t0).count(),
+                               what);
   }
 };
 

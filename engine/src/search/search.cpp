@@ -167,6 +167,7 @@ class KernelSearch {
   void screen_batch(const std::vector<size_t>& todo) {
     json sources = json::array();
     for (size_t i : todo) sources.push_back(out_.candidates[i].candidate.source);
+    auto t0 = Clock::now();
     json r = sup_.call({{"op", "screen"}, {"bundle", b_.dir}, {"graph", graph_}, {"kernel", out_.profile.kernel->name},
                         {"sources", sources}, {"reps", o_.screen_reps},
                         {"poison", verify::pure_output_args(*out_.profile.kernel)}},
@@ -177,6 +178,11 @@ class KernelSearch {
       return;
     }
     double base = r["baseline"]["median_ms"];
+    // Where a slow search spent its time: compiling (a cold compile pool builds one at a time) or timing.
+    const json sec = r.value("seconds", json::object());
+    say(fmt::format("screened {} candidate(s) in {:.1f} s (compile {:.1f} s{}, run {:.1f} s)", todo.size(),
+                    std::chrono::duration<double>(Clock::now() - t0).count(), sec.value("compile", 0.0),
+                    r.value("parallel_compile", false) ? ", parallel" : "", sec.value("run", 0.0)));
     for (size_t n = 0; n < todo.size(); ++n) {
       const json& c = r["candidates"][n];
       CandidateRecord& rec = out_.candidates[todo[n]];
@@ -193,6 +199,7 @@ class KernelSearch {
     CandidateRecord& rec = out_.candidates[i];
     std::string key = cache_key(o_, out_.profile, rec.hash);
     std::optional<json> hit;
+    double cascade_s = 0;
     {
       std::lock_guard lock(cache_.mu);
       hit = cache_.db.latest_record("cascade", key);
@@ -201,7 +208,9 @@ class KernelSearch {
       rec.result = result_from_json(*hit);
       rec.cached = true;
     } else {
+      auto t0 = Clock::now();
       rec.result = verify::run_cascade(sup_, b_, graph_, *out_.profile.kernel, rec.candidate.source, o_.cascade);
+      cascade_s = std::chrono::duration<double>(Clock::now() - t0).count();
       std::lock_guard lock(cache_.mu);
       cache_.db.add_record("cascade", key, rec.result->to_json());
     }
@@ -210,7 +219,8 @@ class KernelSearch {
     auto sp = g4_speedup(*rec.result);
     say(fmt::format("{} [{}] {}{}{}", rec.candidate.id, rec.candidate.description,
                     rec.result->accepted ? "accepted" : "rejected at " + at,
-                    sp ? fmt::format(" ({:.3f}x)", *sp) : "", rec.cached ? " (cached)" : ""));
+                    sp ? fmt::format(" ({:.3f}x)", *sp) : "",
+                    rec.cached ? " (cached)" : fmt::format(" (cascade {:.1f} s)", cascade_s)));
     if (!rec.result->accepted) return false;
     // Keep the fastest accepted candidate (CPU mode: the first one; no speed is claimed).
     if (!out_.chosen || (sp && (!out_.speedup || *sp > *out_.speedup))) {

@@ -1,5 +1,7 @@
 #include "verify/cascade.h"
 
+#include <chrono>
+
 #include <xxhash.h>
 
 #include <fmt/format.h>
@@ -142,15 +144,20 @@ CascadeResult run_cascade(worker::Supervisor& sup, const ir::Bundle& bundle, siz
   CascadeResult res;
   res.kernel = kernel.name;
   res.candidate_hash = source_hash(candidate_source);
-  auto stop_after = [&](GateRecord g) {
+  // Each gate's record carries the seconds it took: a search that overruns its budget shows which gate cost it.
+  auto stop_after = [&](auto&& gate) {
+    auto t0 = std::chrono::steady_clock::now();
+    GateRecord g = gate();
+    if (g.evidence.is_object())
+      g.evidence["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     bool ok = g.status == "passed" || g.status == "not_measured";
     res.gates.push_back(std::move(g));
     return !ok;
   };
-  if (stop_after(g1(sup, bundle.dir, graph, kernel, candidate_source, o))) return res;
-  if (stop_after(g2(sup, bundle, graph, kernel, candidate_source, o))) return res;
-  if (stop_after(g3(sup, bundle, graph, kernel, candidate_source, o))) return res;
-  if (stop_after(g4(sup, bundle.dir, graph, kernel, candidate_source, o))) return res;
+  if (stop_after([&] { return g1(sup, bundle.dir, graph, kernel, candidate_source, o); })) return res;
+  if (stop_after([&] { return g2(sup, bundle, graph, kernel, candidate_source, o); })) return res;
+  if (stop_after([&] { return g3(sup, bundle, graph, kernel, candidate_source, o); })) return res;
+  if (stop_after([&] { return g4(sup, bundle.dir, graph, kernel, candidate_source, o); })) return res;
   // Every gate passed. In CPU mode G4 is "not measured": the candidate is accepted as correct,
   // and no performance is claimed (performance_measured stays false).
   res.accepted = true;

@@ -10,6 +10,7 @@ ranking, not a verdict: a screened time proves nothing until G4 measures it.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from . import timing
@@ -19,8 +20,15 @@ from .protocol import op
 
 
 def _compile_all(name: str, sources: list[str], device: str) -> list[tuple[Any, str | None]]:
-    from torch._inductor.async_compile import AsyncCompile
+    from torch._inductor.async_compile import AsyncCompile, get_compile_threads
 
+    # Wait for the compile pool the worker started (ops._start_compile_pool): until it answers,
+    # AsyncCompile compiles each candidate here, in turn.
+    if get_compile_threads() > 1 and hasattr(AsyncCompile, "wait_pool_ready"):
+        try:
+            AsyncCompile.wait_pool_ready(timeout=120)
+        except Exception:  # noqa: BLE001 - no pool: compile here
+            pass
     ac = AsyncCompile()
     pending: list[Any] = []
     for src in sources:
@@ -58,7 +66,9 @@ def screen(req: dict) -> dict:
         run_baseline(req)
     rec = state.launch(req.get("graph", 0), req["kernel"], req.get("launch", 0))
     name = state.kernel_name(rec.graph, rec.kernel)
+    t0 = time.perf_counter()
     compiled = _compile_all(name, list(req["sources"]), state.device)
+    t_compile = time.perf_counter() - t0
     # Screening ranks, G4 decides. One set of buffers shared by every candidate (memory stays
     # bounded for large kernels), restored to the recorded inputs and with pure outputs poisoned
     # before each repetition, as G4 times them.
@@ -93,4 +103,15 @@ def screen(req: dict) -> dict:
                                     prepare=[preps[j] for j in live], warmup=2)
     for j, summary in zip(live[1:], timed[1:]):
         results[j - 1] = {"ok": True, **summary}
-    return {"measured": True, "baseline": timed[0], "candidates": results}
+    seconds = {"compile": t_compile, "run": time.perf_counter() - t0 - t_compile}
+    return {"measured": True, "baseline": timed[0], "candidates": results, "seconds": seconds,
+            "parallel_compile": _parallel_compile()}
+
+
+def _parallel_compile() -> bool:
+    from torch._inductor.async_compile import AsyncCompile
+
+    try:
+        return bool(AsyncCompile.use_process_pool())
+    except Exception:  # noqa: BLE001
+        return False
