@@ -33,8 +33,7 @@ from collections import defaultdict
 import torch
 
 from . import timing
-from .bundle_ops import _bundles, _candidates, _stitched_modules, get_bundle, model_runner
-from .bundle_runner import rebuild_problem
+from .bundle_ops import _bundles, _candidates, _stitched_modules, get_bundle, model_runner, problem_of
 from .gpu_ops import _Switch
 from .protocol import op
 
@@ -100,7 +99,7 @@ def side_by_side(state, req: dict) -> dict:
     optimized = _stitched_modules(state, req) if changed else list(state.modules)
     switches = [_Switch([base, new]) for base, new in zip(state.modules, optimized)]
     compiled = model_runner(state, switches)
-    model, inputs = rebuild_problem(state.dir, state.device)
+    model, inputs = problem_of(state)
 
     def eager():
         with torch.no_grad():

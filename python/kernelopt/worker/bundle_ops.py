@@ -12,6 +12,7 @@ records and modules are made once per worker, not once per request.
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,10 @@ class BundleState:
     sources: list[str]
     modules: list
     launches: list[LaunchRecord] = field(default_factory=list)
+    # (model, inputs, buffer snapshot) per dtype override, built once: see problem_of().
+    problems: dict = field(default_factory=dict)
+    # The outputs every candidate is compared with, computed once: see reference().
+    references: dict = field(default_factory=dict)
 
     def launch(self, graph: int, kernel: str, index: int) -> LaunchRecord:
         for rec in self.launches:
@@ -91,10 +96,40 @@ def get_bundle(req: dict) -> BundleState:
     return state
 
 
+def problem_of(state: BundleState, dtype: torch.dtype | None = None) -> tuple[torch.nn.Module, list]:
+    """(model, inputs) of the bundle's problem, rebuilt once per bundle (and dtype) and reused.
+
+    Rebuilding means the problem's own weight and input construction on the CPU under fixed seeds
+    (capture_common.build_problem), seconds for inputs of a GB, and G3, the end-to-end gate and the
+    bench each ran the model three or four times. Every call gets fresh clones of the inputs and
+    the model's buffers as they were built, so a model that writes to either cannot leak state
+    from one run into the next. `dtype` (float64: G3's reference) converts a copy of the model."""
+    cached = state.problems.get(dtype)
+    if cached is None:
+        if dtype is None:
+            model, inputs = rebuild_problem(state.dir, state.device)
+        else:
+            base, base_inputs = problem_of(state)
+            try:
+                model = copy.deepcopy(base).to(dtype)
+            except Exception:  # noqa: BLE001 - a model that cannot be copied is built again
+                model = rebuild_problem(state.dir, state.device)[0].to(dtype)
+            inputs = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                      for x in base_inputs]
+        snapshot = {name: b.detach().clone() for name, b in model.named_buffers()}
+        cached = state.problems[dtype] = (model, inputs, snapshot)
+    model, inputs, snapshot = cached
+    with torch.no_grad():
+        for name, b in model.named_buffers():
+            if name in snapshot:
+                b.copy_(snapshot[name])
+    return model, [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
 def model_runner(state: BundleState, modules: list | None = None):
     """A callable running the model on its rebuilt inputs with each graph replaced by `modules`
     (default: the baseline's); compiled once, so repeated calls time only the run."""
-    model, inputs = rebuild_problem(state.dir, state.device)
+    model, inputs = problem_of(state)
     if is_kernel_file(state.meta):
         # A kernel file's module takes the launcher's inputs directly; no Dynamo in between.
         module = (modules or state.modules)[0]
@@ -115,23 +150,33 @@ def model_runner(state: BundleState, modules: list | None = None):
     return run
 
 
+def reference(state: BundleState, which: str):
+    """The output of the baseline modules ("baseline"), the eager model ("eager") or the model in
+    float64 ("fp64") on the problem's inputs, computed on first use and kept with the bundle:
+    G3 and the end-to-end gate compare every candidate with the same three, and each used to
+    cost a model run (and the baseline a Dynamo trace) per candidate."""
+    if which not in state.references:
+        run = {"baseline": lambda: run_model(state), "eager": lambda: eager_model(state),
+               "fp64": lambda: eager_model(state, torch.float64)}[which]
+        state.references[which] = run()
+    return state.references[which]
+
+
 def run_model(state: BundleState, modules: list | None = None):
     """The model's output with each graph replaced by `modules` (default: the baseline's)."""
     return model_runner(state, modules)()
 
 
 def eager_model(state: BundleState, dtype: torch.dtype | None = None):
-    model, inputs = rebuild_problem(state.dir, state.device)
     if is_kernel_file(state.meta) and dtype == torch.float64:
+        model, inputs = problem_of(state)
         # The file's reference(*inputs) in float64; without one, the original launcher at its own
         # precision is the best reference there is (G3's fallback then cannot rescue a candidate).
         up = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
         with torch.no_grad():
             ref = model.float64_forward(*up)
             return ref if ref is not None else model(*inputs)
-    if dtype is not None:
-        model = model.to(dtype)
-        inputs = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+    model, inputs = problem_of(state, dtype)
     with torch.no_grad(), float64_everywhere() if dtype == torch.float64 else contextlib.nullcontext():
         return model(*inputs)
 
@@ -152,7 +197,7 @@ def run_baseline(req: dict) -> dict:
     with record_launches(state.modules, sink):
         out = run_model(state)
     state.launches = sink
-    ref = eager_model(state)
+    ref = reference(state, "eager")
     report = cmp.compare_outputs(out, ref)
     return {"match": report["ok"], "comparison": report, "launches": len(sink)}
 
@@ -290,15 +335,15 @@ def run_module(req: dict) -> dict:
     state = get_bundle(req)
     tols = cmp.tolerances(req.get("tolerances"))
     got = run_model(state, _stitched_modules(state, req))
-    baseline = run_model(state)
+    baseline = reference(state, "baseline")
     out = {"vs_baseline": cmp.compare_outputs(got, baseline, tols),
-           "vs_eager": cmp.compare_outputs(got, eager_model(state), tols)}
+           "vs_eager": cmp.compare_outputs(got, reference(state, "eager"), tols)}
     if req.get("fp64"):
         # G3's fallback: both against the model in float64, so the cascade can ask whether the
         # candidate is at least as accurate as the baseline.
         from torch.utils._pytree import tree_leaves
 
-        ref = tree_leaves(eager_model(state, torch.float64))
+        ref = tree_leaves(reference(state, "fp64"))
         up = lambda xs: [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x  # noqa: E731
                          for x in tree_leaves(xs)]
         out["candidate_vs_fp64"] = cmp.compare_outputs(up(got), ref, tols)
@@ -311,8 +356,8 @@ def run_fp64(req: dict) -> dict:
     """The problem's model in float64 on upcast inputs (the reference G3 falls back to), against
     the baseline modules' output; reports the baseline's error relative to float64."""
     state = get_bundle(req)
-    ref = eager_model(state, torch.float64)
-    baseline = run_model(state)
+    ref = reference(state, "fp64")
+    baseline = reference(state, "baseline")
     from torch.utils._pytree import tree_leaves
 
     base = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in tree_leaves(baseline)]

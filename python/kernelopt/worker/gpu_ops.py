@@ -11,8 +11,9 @@ from collections import defaultdict
 import torch
 
 from . import timing
-from .bundle_ops import BundleState, _candidate_launcher, _stitched_modules, get_bundle, model_runner, run_baseline
-from .bundle_runner import call_args, rebuild_problem
+from .bundle_ops import (BundleState, _candidate_launcher, _stitched_modules, get_bundle, model_runner, problem_of,
+                         run_baseline)
+from .bundle_runner import call_args
 from .launches import LaunchRecord, restore
 from .poison import poison_args
 from .protocol import op
@@ -111,7 +112,7 @@ def _direct_call(state: BundleState):
     host path (the call() a user's compiled model makes), or None when graphs need each other."""
     if len(state.modules) != 1 or any(a["kind"] == "intermediate" for a in state.meta["graphs"][0]["args"]):
         return None
-    model, inputs = rebuild_problem(state.dir, state.device)
+    model, inputs = problem_of(state)
     base = call_args(state.dir, 0, model, inputs)
     call = state.modules[0].call
 

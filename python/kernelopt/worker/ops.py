@@ -43,9 +43,10 @@ def _start_compile_pool() -> None:
     """Starts Inductor's Triton compile pool now, in the background, and keeps it up.
 
     AsyncCompile compiles in this process, one kernel after another, until its pool answers;
-    the pool starts only on first use and shuts down after a minute idle. Screening compiles
-    dozens of candidates at a time, each a few seconds alone, so a cold pool serialised them
-    (a 20 s budget ran 90-220 s on the H200); a warm one builds them in parallel."""
+    the pool starts only on first use and shuts down after a minute idle (torch 2.11's
+    async_compile.py). Screening compiles dozens of candidates at a time, each a few seconds
+    alone: a cold pool builds the first ones here, in turn. (Whether this is what made 20 s
+    budgets run 90-220 s on the H200 is not yet measured: the screen reply's `seconds` says.)"""
     try:
         from torch._inductor import config
         from torch._inductor.async_compile import AsyncCompile, get_compile_threads
