@@ -1,0 +1,137 @@
+// The search's GPU path — screening in batches against the budget, the fastest screened candidate
+// through the cascade, the fallback note's counts — on a real corpus bundle. The worker is the real
+// one in CPU mode (G1-G3 run in Triton's interpreter) whose `screen` and `time_kernel` answer from a
+// formula of the candidate's source (tests/data/timed_cpu_worker.py): no GPU needed, nothing timed.
+#include "search/search.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "agents/agent.h"
+#include "profile/family.h"
+#include "report/results_db.h"
+#include "test_util.h"
+#include "worker/supervisor.h"
+
+namespace kopt {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+struct TimedWorker {
+  fs::path dir;
+  std::unique_ptr<worker::Supervisor> sup;
+  std::unique_ptr<report::ResultsDb> db;
+
+  explicit TimedWorker(const std::string& name, double screen_sleep_s) {
+    dir = fs::temp_directory_path() / ("kopt_search_test_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    worker::SupervisorOptions o;
+    o.argv = {"python3", std::string(KOPT_SOURCE_DIR) + "/engine/tests/data/timed_cpu_worker.py"};
+    o.env["PYTHONPATH"] = std::string(KOPT_SOURCE_DIR) + "/python";
+    o.env["FAKE_LOG"] = (dir / "requests.jsonl").string();
+    o.env["FAKE_SCREEN_SLEEP"] = std::to_string(screen_sleep_s);
+    o.slots = {"cpu"};
+    sup = std::make_unique<worker::Supervisor>(o);
+    db = std::make_unique<report::ResultsDb>((dir / "results.db").string());
+  }
+  ~TimedWorker() {
+    sup->shutdown();
+    fs::remove_all(dir);
+  }
+  std::vector<json> requests() const {
+    std::vector<json> out;
+    std::ifstream in(dir / "requests.jsonl");
+    for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
+    return out;
+  }
+};
+
+// gelu_scale's pointwise kernel as the profiler would describe it on a GPU: 1 ms, floor 0.2 ms.
+agents::KernelProfile gelu_profile(worker::Supervisor& sup, const ir::Bundle& b) {
+  agents::KernelProfile k;
+  k.kernel = &b.graphs[0]->kernels.at(0);
+  k.family = profile::family(*k.kernel);
+  json r = sup.call({{"op", "record_launches"}, {"bundle", b.dir}}, 300s);
+  for (const json& l : r["launches"])
+    if (l.value("name", "") == k.kernel->name) k.launches.push_back(l);
+  k.time_ms = 1.0, k.floor_ms = 0.2, k.calls_per_run = 1, k.bottleneck = "memory";
+  return k;
+}
+
+search::SearchOptions gpu_options(std::chrono::steady_clock::duration budget) {
+  search::SearchOptions o;
+  o.gpu = true;
+  o.deadline = std::chrono::steady_clock::now() + budget;
+  o.cascade.seeds = 1;
+  o.cascade.timeout = 300s;
+  o.cascade.load_timeout = 300s;
+  o.tune_rounds = 0;
+  o.cache_prefix = "search_test";
+  return o;
+}
+
+TEST(SearchGpuPath, ScreensInBatchesAndAcceptsTheFastestThroughEveryGate) {
+  TimedWorker w("accept", 0.0);
+  auto b = testing::corpus("gelu_scale");
+  auto agents = agents::make_agents("builtin");
+  agents::KernelProfile k = gelu_profile(*w.sup, *b);
+  ASSERT_FALSE(k.launches.empty());
+  search::Cache cache{*w.db, {}};
+  search::SearchOptions o = gpu_options(600s);
+  search::KernelOutcome out = search::search_kernel(*w.sup, *b, agents, k, o, cache, [](const std::string&) {});
+
+  size_t screened = 0;
+  for (const json& r : w.requests())
+    if (r["op"] == "screen") {
+      EXPECT_LE(r["sources"].get<size_t>(), 16u);  // the budget is checked between batches of 16
+      screened += r["sources"].get<size_t>();
+    }
+  EXPECT_EQ(screened, out.candidates.size());
+  ASSERT_TRUE(out.chosen.has_value()) << out.note;
+  const search::CandidateRecord& c = out.candidates[*out.chosen];
+  ASSERT_TRUE(c.screen_ratio.has_value());
+  for (const auto& other : out.candidates)  // the fastest screened candidate is the one verified first
+    if (other.screen_ratio) EXPECT_LE(*c.screen_ratio, *other.screen_ratio);
+  ASSERT_TRUE(out.speedup.has_value());
+  EXPECT_NEAR(*out.speedup, 1.0 / *c.screen_ratio, 1e-9);  // G4's measured ratio, not the screen's guess
+  ASSERT_EQ(c.result->gates.size(), 4u);
+  for (const auto& g : c.result->gates) {
+    EXPECT_EQ(g.status, "passed") << g.gate;
+    EXPECT_TRUE(g.evidence.contains("seconds")) << g.gate;  // where a slow cascade spent its time
+  }
+}
+
+TEST(SearchGpuPath, ASpentBudgetStopsScreeningAndTheNoteCountsWhatWasLeft) {
+  TimedWorker w("budget", 1.0);  // each screen request takes a second; the budget is half of one
+  auto b = testing::corpus("gelu_scale");
+  auto agents = agents::make_agents("builtin");
+  agents::KernelProfile k = gelu_profile(*w.sup, *b);
+  search::Cache cache{*w.db, {}};
+  search::SearchOptions o = gpu_options(500ms);
+  search::KernelOutcome out = search::search_kernel(*w.sup, *b, agents, k, o, cache, [](const std::string&) {});
+
+  ASSERT_GT(out.candidates.size(), 16u);
+  size_t screens = 0, timed = 0;
+  for (const json& r : w.requests()) {
+    screens += r["op"] == "screen";
+    timed += r["op"] == "time_kernel";
+  }
+  EXPECT_EQ(screens, 1u);  // one batch ran, then the budget was spent
+  EXPECT_EQ(timed, 0u);    // and no cascade started after it
+  EXPECT_FALSE(out.chosen.has_value());
+  size_t left = out.candidates.size() - 16;
+  EXPECT_NE(out.note.find("16 screened"), std::string::npos) << out.note;
+  EXPECT_NE(out.note.find(std::to_string(left) + " not screened: the budget was spent"), std::string::npos)
+      << out.note;
+}
+
+}  // namespace
+}  // namespace kopt
