@@ -27,37 +27,75 @@ def rewrite_tool(kernelopt_bin) -> str:
     pytest.fail("kopt_rewrite not found: run ./setup.sh (it builds build/engine/), or set KOPT_REWRITE")
 
 
-def small_softmax(tmp_path):
-    bundle = tmp_path / "softmax_small"
-    shutil.copytree(CORPUS / "softmax_large", bundle)
+def small_copy(tmp_path, name, sizes):
+    """A corpus bundle with its sizes replaced (`sizes`: text -> text) in the module, problem and meta."""
+    bundle = tmp_path / (name + "_small")
+    shutil.copytree(CORPUS / name, bundle)
     for f in ("module_0.py", "problem.py", "meta.json"):
         p = bundle / f
-        p.write_text(p.read_text().replace("8192", "64"))
+        text = p.read_text()
+        for old, new in sizes.items():
+            text = text.replace(old, new)
+        p.write_text(text)
     return bundle
+
+
+def small_softmax(tmp_path):
+    return small_copy(tmp_path, "softmax_large", {"8192": "64"})
+
+
+def rewrites_of(kernelopt_bin, bundle, kernel, out):
+    out.mkdir()
+    r = subprocess.run([rewrite_tool(kernelopt_bin), str(bundle), kernel, str(out)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def verify(kernelopt_bin, bundle, kernel, candidate, tmp_path):
+    env = dict(os.environ, KERNELOPT_DB=str(tmp_path / "r.db"), PYTHONPATH=str(ROOT / "python"))
+    v = subprocess.run([kernelopt_bin, "verify", str(bundle), "--kernel", kernel, "--candidate", candidate,
+                        "--device", DEVICE, "--json", "-q", "--seeds", "3"],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert v.returncode == 0, v.stderr + v.stdout[-2000:]
+    gates = {g["gate"]: g["status"] for g in json.loads(v.stdout)["gates"]}
+    assert gates["G1"] == gates["G2"] == gates["G3"] == "passed", gates
 
 
 def test_rewritten_softmax_passes_the_gates(kernelopt_bin, tmp_path):
     bundle = small_softmax(tmp_path)
-    out = tmp_path / "rewrites"
-    out.mkdir()
-    r = subprocess.run([rewrite_tool(kernelopt_bin), str(bundle), SOFTMAX, str(out)],
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0, r.stderr
-    cands = json.loads(r.stdout)
-    # Inductor already hints evict_last/evict_first on the two passes: the hint-free variant remains.
-    assert [c["description"] for c in cands] == ["eviction hints removed"]
+    cands = rewrites_of(kernelopt_bin, bundle, SOFTMAX, tmp_path / "rewrites")
+    # The single-pass rewrite (one per pinned config), then the hint-free variant (Inductor already
+    # hints evict_last/evict_first on the two passes).
+    single = [c for c in cands if c["description"].startswith("single pass: each row read once (1 reload(s) removed, "
+                                                                "rows of 64)")]
+    assert [c["description"] for c in cands[len(single):]] == ["eviction hints removed"]
+    assert len(single) >= 2 and "XBLOCK=1 " in single[0]["description"]
     original = (bundle / "module_0.py").read_text()
-    for c in cands:
-        src = open(c["file"]).read()
-        assert "eviction_policy" not in src and src.count("tl.load(") == 2
-        assert "eviction_policy='evict_first'" in original
-        env = dict(os.environ, KERNELOPT_DB=str(tmp_path / "r.db"), PYTHONPATH=str(ROOT / "python"))
-        v = subprocess.run([kernelopt_bin, "verify", str(bundle), "--kernel", SOFTMAX, "--candidate", c["file"],
-                            "--device", DEVICE, "--json", "-q", "--seeds", "3"],
-                           capture_output=True, text=True, timeout=300, env=env)
-        assert v.returncode == 0, v.stderr + v.stdout[-2000:]
-        gates = {g["gate"]: g["status"] for g in json.loads(v.stdout)["gates"]}
-        assert gates["G1"] == gates["G2"] == gates["G3"] == "passed", gates
+    assert "eviction_policy='evict_first'" in original
+    hint_free = open(cands[-1]["file"]).read()
+    assert "eviction_policy" not in hint_free and hint_free.count("tl.load(") == 2
+    one_pass = open(single[0]["file"]).read()
+    # No loop, the row loaded once, the block the kernel's own, the config pinned.
+    assert "for r0_offset" not in one_pass and one_pass.count("tl.load(") == 1
+    assert "R0_ALL: tl.constexpr = 64" in one_pass and "fixed_config" in one_pass
+    several_rows = next(c for c in single if "XBLOCK=4 " in c["description"])
+    for c in (cands[-1], single[0], several_rows):
+        verify(kernelopt_bin, bundle, SOFTMAX, c["file"], tmp_path)
+
+
+def test_single_pass_layer_norm_passes_the_gates(kernelopt_bin, tmp_path):
+    # Welford statistics in the first pass, normalize with weight and bias in the second: the row
+    # (64 wide here) is loaded once; weight and bias are loaded where they were.
+    bundle = small_copy(tmp_path, "layer_norm_large", {"16384": "32", "4096": "64"})
+    kernel = "triton_red_fused_native_layer_norm_0"
+    cands = [c for c in rewrites_of(kernelopt_bin, bundle, kernel, tmp_path / "rewrites")
+             if c["description"].startswith("single pass")]
+    assert cands
+    src = open(cands[0]["file"]).read()
+    assert "for r0_offset" not in src and src.count("tl.load(") == 3  # x once, weight, bias
+    for c in (cands[0], cands[-1]):
+        verify(kernelopt_bin, bundle, kernel, c["file"], tmp_path)
 
 
 def test_a_kernel_without_a_rewrite_is_declined_with_reasons(kernelopt_bin, tmp_path):

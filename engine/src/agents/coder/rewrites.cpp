@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "agents/coder/source_edit.h"
+#include "agents/coder/single_pass.h"
 #include "artifact/ir.h"
 
 namespace kopt::agents::rewrites {
@@ -13,52 +15,7 @@ namespace kopt::agents::rewrites {
 namespace {
 
 using py::Node;
-
-// Replace [begin, end) by `text`; edits never overlap.
-struct Edit {
-  uint32_t begin, end;
-  std::string text;
-};
-
-std::string apply(const std::string& source, std::vector<Edit> edits) {
-  std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });
-  std::string out = source;
-  for (const Edit& e : edits) out.replace(e.begin, e.end - e.begin, e.text);
-  return out;
-}
-
-void walk(const Node* n, const std::function<void(const Node*)>& f) {
-  if (!n) return;
-  f(n);
-  for (const py::Field& fl : n->fields) {
-    if (fl.kind == py::Field::Kind::Child) walk(fl.child, f);
-    if (fl.kind == py::Field::Kind::List)
-      for (const Node* c : fl.list) walk(c, f);
-  }
-}
-
-// `tl.<attr>` (an Attribute on the name tl).
-bool is_tl(const Node* n, std::string_view attr) {
-  if (!n || !n->is("Attribute") || n->ident("attr") != attr) return false;
-  const Node* v = n->child("value");
-  return v && v->is("Name") && v->ident("id") == "tl";
-}
-
-bool is_tl_call(const Node* n, std::string_view fn) { return n && n->is("Call") && is_tl(n->child("func"), fn); }
-
-// The parsed kernel, or nothing with the parser's message.
-std::optional<ir::KernelSource> parse(const std::string& source, const std::string& name, std::string* why) {
-  try {
-    return ir::parse_kernel_source(source, name, name);
-  } catch (const std::exception& e) {
-    if (why) *why = e.what();
-    return std::nullopt;
-  }
-}
-
-void say(std::string* why, std::string text) {
-  if (why) *why = std::move(text);
-}
+using namespace detail;
 
 // Whether 32-bit index math is safe for one launch: every integer argument (numels, strides
 // passed as ints) and every tensor's span, in elements, stays below 2^30. The margin covers the
@@ -226,6 +183,11 @@ std::vector<Candidate> candidates(const KernelProfile& k, std::string* why) {
   auto ev = eviction_hints(k.kernel->source, k.kernel->name, &reason);
   for (auto& [d, s] : ev) add(d, s);
   if (ev.empty()) declined.push_back(reason);
+  reason.clear();
+  // First among the rewrites: the only one that changes the memory traffic (see single_pass.h).
+  std::vector<Candidate> one_pass = single_pass_candidates(k, &reason);
+  if (one_pass.empty()) declined.push_back(reason);
+  out.insert(out.begin(), std::make_move_iterator(one_pass.begin()), std::make_move_iterator(one_pass.end()));
   if (why) {
     why->clear();
     for (const std::string& d : declined) *why += (why->empty() ? "" : "; ") + d;

@@ -35,8 +35,9 @@ std::vector<std::pair<std::string, std::string>> eviction_hints(const std::strin
 // Whether any rewrite applies to `k` (the planner's test); `why` says why none does.
 bool applies(const KernelProfile& k, std::string* why);
 
-// Every rewrite of `k` as candidates of origin "rewrite" (no config pinned); the
-// reasons of the rewrites that declined are joined into `why`.
+// Every rewrite of `k` as candidates of origin "rewrite" — the single-pass ones
+// (single_pass.h) first, each with its launch config pinned; the others keep the
+// kernel's own configs — and the reasons of the rewrites that declined joined into `why`.
 std::vector<Candidate> candidates(const KernelProfile& k, std::string* why);
 
 }  // namespace kopt::agents::rewrites

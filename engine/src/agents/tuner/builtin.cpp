@@ -13,8 +13,9 @@ namespace kopt::agents {
 
 std::vector<Candidate> BuiltinTuner::neighbours(const KernelProfile& k, const Candidate& accepted,
                                                 const std::vector<std::string>& tried) {
-  // Templates come with their own launch configs; the config space here is the original kernel's.
-  if (accepted.config.is_null() || accepted.origin.rfind("template:", 0) == 0) return {};
+  // Templates and rewrites that pin configs (the single pass) come with their own launch configs;
+  // the config space here is the original kernel's.
+  if (accepted.config.is_null() || accepted.origin.rfind("template:", 0) == 0 || accepted.origin == "rewrite") return {};
   auto shape = kernel_shape(*k.kernel, k.launches.front(), nullptr);
   if (!shape) return {};
   std::vector<Candidate> out;

@@ -1,0 +1,306 @@
+#include "agents/coder/single_pass.h"
+
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "agents/coder/config_space.h"
+#include "agents/coder/pin_config.h"
+#include "agents/coder/source_edit.h"
+
+namespace kopt::agents::rewrites {
+
+namespace {
+
+using py::Node;
+using namespace detail;
+
+bool is_name(const Node* n, std::string_view id) { return n && n->is("Name") && n->ident("id") == id; }
+
+// `for r0_offset in tl.range(0, r0_numel, R0_BLOCK):` (or plain range), Inductor's reduction loop.
+bool is_row_loop(const Node* s) {
+  if (!s->is("For") || !is_name(s->child("target"), "r0_offset")) return false;
+  const Node* it = s->child("iter");
+  if (!it || !it->is("Call")) return false;
+  const Node* f = it->child("func");
+  if (!(is_tl(f, "range") || is_name(f, "range"))) return false;
+  const auto& a = it->list("args");
+  return a.size() == 3 && a[0]->is("Constant") && a[0]->value == "0" && is_name(a[1], "r0_numel") &&
+         is_name(a[2], "R0_BLOCK") && it->list("keywords").empty();
+}
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// Step 1: every row loop becomes `r0_offset = 0` and its body, one indent level out.
+std::optional<std::string> unroll_loops(const std::string& source, const Node* entry, std::string* why) {
+  std::vector<const Node*> loops;
+  for (const Node* s : entry->list("body")) {
+    if (is_row_loop(s)) {
+      loops.push_back(s);
+    } else if (s->is("For") || s->is("While")) {
+      say(why, "single pass: a loop other than the reduction's row loop");
+      return std::nullopt;
+    }
+  }
+  if (loops.size() < 2) {
+    say(why, "single pass: not a looped reduction with two passes");
+    return std::nullopt;
+  }
+  std::vector<std::string> lines = lines_of(source);
+  for (const Node* loop : loops) {
+    bool nested = false;
+    for (const Node* b : loop->list("body")) walk(b, [&](const Node* n) { nested |= n->is("For") || n->is("While"); });
+    if (nested) {
+      say(why, "single pass: a loop inside the row loop");
+      return std::nullopt;
+    }
+    uint32_t head = loop->begin.line - 1, first = loop->list("body").front()->begin.line - 1, last = loop->end.line - 1;
+    uint32_t outer = loop->begin.col, inner = loop->list("body").front()->begin.col;
+    if (first != head + 1 || inner <= outer || last >= lines.size()) {
+      say(why, "single pass: the row loop's layout is not one header line over an indented body");
+      return std::nullopt;
+    }
+    lines[head] = std::string(outer, ' ') + "r0_offset = 0";
+    const std::string indent(inner - outer, ' ');
+    for (uint32_t l = first; l <= last; ++l)
+      if (lines[l].compare(0, indent.size(), indent) == 0) lines[l].erase(0, indent.size());
+  }
+  std::string out;
+  for (const std::string& l : lines) out += l + "\n";
+  if (!source.empty() && source.back() != '\n') out.pop_back();
+  return out;
+}
+
+// The text of `n` with every name read in it tagged with the version of its value, so two
+// expressions compare equal only if they compute the same thing from the same values.
+std::string versioned(const std::string& src, const Node* n, const std::map<std::string, int>& version) {
+  std::vector<Edit> edits;
+  walk(n, [&](const Node* m) {
+    if (m->is("Name")) {
+      auto it = version.find(std::string(m->ident("id")));
+      edits.push_back({m->begin.offset - n->begin.offset, m->end.offset - n->begin.offset,
+                       fmt::format("{}#{}", m->ident("id"), it == version.end() ? 0 : it->second)});
+    }
+  });
+  return detail::apply(src.substr(n->begin.offset, n->end.offset - n->begin.offset), edits);
+}
+
+// A load's identity: pointer, mask and fill (positional or keyword); the eviction hint is not part of it.
+std::string load_key(const std::string& src, const Node* call, const std::map<std::string, int>& version) {
+  std::string key;
+  for (const Node* a : call->list("args")) key += versioned(src, a, version) + ",";
+  for (const Node* k : call->list("keywords"))
+    if (k->ident("arg") != "eviction_policy") key += std::string(k->ident("arg")) + "=" +
+                                                     versioned(src, k->child("value"), version) + ",";
+  return key;
+}
+
+std::set<std::string> pointers_in(const Node* n) {
+  std::set<std::string> out;
+  walk(n, [&](const Node* m) {
+    if (m->is("Name") && m->ident("id").find("ptr") != std::string_view::npos) out.insert(std::string(m->ident("id")));
+  });
+  return out;
+}
+
+struct Reloads {
+  std::string source;
+  int removed = 0;
+};
+
+// Step 2: over the straight-line body, `tmpB = tl.load(P, M, other=F)` where an earlier
+// `tmpA = tl.load(P, M, other=F)` read the same values (names at the same versions: the second
+// pass re-assigns r0_index, r0_mask, r0_1 to the same expressions, which keeps their versions)
+// and nothing was stored through P's pointer since becomes `tmpB = tmpA`.
+std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry, std::string* why) {
+  std::map<std::string, int> version;
+  std::map<std::string, std::string> rhs_of;                // name -> versioned text it was last given
+  std::map<std::string, std::pair<std::string, int>> seen;  // load key -> (name, its version then)
+  std::map<std::string, const Node*> seen_call;             // load key -> the load
+  std::map<std::string, std::set<std::string>> seen_ptrs;   // load key -> pointers it reads
+  std::vector<Edit> edits;
+  std::set<const Node*> kept;  // loads whose values a later pass now reuses
+  auto assign = [&](const Node* target, const std::string& rhs) {
+    std::vector<const Node*> names;
+    walk(target, [&](const Node* m) {
+      if (m->is("Name")) names.push_back(m);
+    });
+    for (const Node* m : names) {
+      std::string id(m->ident("id"));
+      // Re-assigned to what it already holds: the same value, the same version.
+      if (names.size() == 1 && rhs_of.count(id) && rhs_of[id] == rhs) continue;
+      ++version[id];
+      rhs_of[id] = names.size() == 1 ? rhs : "";
+    }
+  };
+  for (const Node* s : entry->list("body")) {
+    if (s->is("Assign") && s->list("targets").size() == 1) {
+      const Node* target = s->list("targets").front();
+      const Node* value = s->child("value");
+      if (is_tl_call(value, "load") && target->is("Name")) {
+        std::string key = load_key(src, value, version);
+        auto it = seen.find(key);
+        if (it != seen.end() && version[it->second.first] == it->second.second) {
+          edits.push_back({value->begin.offset, value->end.offset, it->second.first});
+          kept.insert(seen_call[key]);
+          assign(target, "load:" + key);
+          continue;
+        }
+        assign(target, "load:" + key);
+        seen[key] = {std::string(target->ident("id")), version[std::string(target->ident("id"))]};
+        seen_call[key] = value;
+        seen_ptrs[key] = pointers_in(value->list("args").empty() ? value : value->list("args").front());
+        continue;
+      }
+      assign(target, versioned(src, value, version));
+    } else if (s->is("AnnAssign") || s->is("AugAssign")) {
+      assign(s->child("target"), "");
+    } else if (s->is("Expr")) {
+      // A store (or atomic) through a pointer invalidates what was loaded through it; any other
+      // call (an assert, a barrier) changes nothing we track.
+      bool writes = false;
+      std::set<std::string> written;
+      walk(s, [&](const Node* m) {
+        if (!m->is("Call")) return;
+        const Node* f = m->child("func");
+        bool store = is_tl(f, "store") || (f && f->is("Attribute") && f->ident("attr").rfind("atomic_", 0) == 0);
+        if (store && !m->list("args").empty()) {
+          writes = true;
+          for (const std::string& p : pointers_in(m->list("args").front())) written.insert(p);
+        }
+      });
+      if (!writes) continue;
+      for (auto it = seen.begin(); it != seen.end();) {
+        bool hit = false;
+        for (const std::string& p : seen_ptrs[it->first]) hit |= written.count(p) > 0;
+        it = hit ? seen.erase(it) : std::next(it);
+      }
+    } else {
+      say(why, fmt::format("single pass: a {} statement in the kernel body", s->type));
+      return std::nullopt;
+    }
+  }
+  if (edits.empty()) {
+    say(why, "single pass: no pass re-loads what an earlier pass loaded");
+    return std::nullopt;
+  }
+  int removed = static_cast<int>(edits.size());
+  // Inductor hinted evict_last on a first-pass load to keep the row in cache for the reload; the
+  // row is now read once, so it need not stay.
+  for (const Node* call : kept)
+    for (const Node* k : call->list("keywords"))
+      if (k->ident("arg") == "eviction_policy")
+        edits.push_back({k->child("value")->begin.offset, k->child("value")->end.offset, "'evict_first'"});
+  return Reloads{detail::apply(src, edits), removed};
+}
+
+std::optional<int64_t> row_length(const Node* entry, const ir::Kernel* k, const std::vector<nlohmann::json>& launches) {
+  for (const Node* s : entry->list("body"))
+    if (s->is("Assign") && s->list("targets").size() == 1 && is_name(s->list("targets").front(), "r0_numel")) {
+      const Node* v = s->child("value");
+      if (v && v->is("Constant") && v->const_kind == py::ConstKind::Int) return std::stoll(v->value);
+    }
+  if (!k || launches.empty()) return std::nullopt;
+  size_t index = 0, at = SIZE_MAX;
+  for (const ir::KernelParam& p : k->signature) {
+    if (p.is_constexpr) continue;
+    if (p.name == "r0_numel") at = index;
+    ++index;
+  }
+  int64_t most = 0;
+  for (const nlohmann::json& l : launches) {
+    if (at == SIZE_MAX || !l.contains("args") || l["args"].size() <= at || !l["args"][at].contains("value"))
+      return std::nullopt;
+    most = std::max(most, l["args"][at]["value"].get<int64_t>());
+  }
+  return most;
+}
+
+std::optional<SinglePass> rewrite(const std::string& source, const std::string& name, const ir::Kernel* k,
+                                  const std::vector<nlohmann::json>& launches, std::string* why) {
+  auto ks = parse(source, name, why);
+  if (!ks) return std::nullopt;
+  size_t loops = 0;
+  for (const Node* s : ks->entry->list("body")) loops += is_row_loop(s);
+  if (loops < 2) {
+    say(why, "single pass: not a looped reduction with two passes");
+    return std::nullopt;
+  }
+  std::optional<int64_t> n = row_length(ks->entry, k, launches);
+  if (!n || *n <= 0) {
+    say(why, "single pass: the row length is neither in the kernel nor in a recorded launch");
+    return std::nullopt;
+  }
+  int64_t block = next_pow2(*n);
+  if (block > kMaxSinglePassRow) {
+    say(why, fmt::format("single pass: rows of {} elements do not fit one block", *n));
+    return std::nullopt;
+  }
+  auto unrolled = unroll_loops(source, ks->entry, why);
+  if (!unrolled) return std::nullopt;
+  auto ks2 = parse(*unrolled, name, why);
+  if (!ks2) return std::nullopt;
+  auto reloads = remove_reloads(*unrolled, ks2->entry, why);
+  if (!reloads) return std::nullopt;
+  // The block is the kernel's own: every R0_BLOCK read in the body becomes R0_ALL, defined first.
+  auto ks3 = parse(reloads->source, name, why);
+  if (!ks3) return std::nullopt;
+  std::vector<Edit> edits;
+  for (const Node* s : ks3->entry->list("body"))
+    walk(s, [&](const Node* m) {
+      if (is_name(m, "R0_BLOCK")) edits.push_back({m->begin.offset, m->end.offset, "R0_ALL"});
+    });
+  const Node* first = ks3->entry->list("body").front();
+  edits.push_back({first->begin.offset, first->begin.offset,
+                   fmt::format("R0_ALL: tl.constexpr = {}\n{}", block, std::string(first->begin.col, ' '))});
+  std::string out = detail::apply(reloads->source, edits);
+  if (!parse(out, name, why)) return std::nullopt;
+  return SinglePass{out, block, reloads->removed};
+}
+
+}  // namespace
+
+std::optional<SinglePass> single_pass(const std::string& source, const std::string& name,
+                                      const std::vector<nlohmann::json>& launches, std::string* why) {
+  return rewrite(source, name, nullptr, launches, why);
+}
+
+std::vector<Candidate> single_pass_candidates(const KernelProfile& k, std::string* why) {
+  if (k.kernel->kind != "reduction") {
+    say(why, "single pass: not a looped reduction");
+    return {};
+  }
+  auto sp = rewrite(k.kernel->source, k.kernel->name, k.kernel, k.launches, why);
+  if (!sp) return {};
+  // Rows per program and warps: from 1 to 64 elements per thread for each live tensor, at most
+  // 8192 elements per program (registers), a few rows per program for short rows.
+  std::vector<Candidate> out;
+  for (int64_t x = 1; x <= 16 && x * sp->block <= kMaxSinglePassRow; x *= 2)
+    for (int w : {2, 4, 8, 16}) {
+      int64_t per_thread = x * sp->block / (32 * w);
+      if (per_thread < 1 || per_thread > 64) continue;
+      nlohmann::json cfg = {{"XBLOCK", x}, {"R0_BLOCK", sp->block}, {"num_warps", w}, {"num_stages", 1}};
+      Candidate c;
+      c.origin = "rewrite";
+      c.description = fmt::format("single pass: each row read once ({} reload(s) removed, rows of {}), {}",
+                                  sp->reloads, sp->block, describe_config(cfg));
+      try {
+        c.source = pin_config(sp->source, k.kernel->name, cfg);
+      } catch (const std::exception& e) {
+        say(why, std::string("single pass: ") + e.what());
+        return {};
+      }
+      c.config = cfg;
+      out.push_back(std::move(c));
+    }
+  return out;
+}
+
+}  // namespace kopt::agents::rewrites

@@ -1,0 +1,64 @@
+// What the source rewrites share (rewrites.cpp, single_pass.cpp): parsing a kernel, walking its
+// syntax tree, recognizing `tl.<fn>` calls, and splicing edits into the text by byte offsets.
+#pragma once
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "artifact/ir.h"
+
+namespace kopt::agents::rewrites::detail {
+
+// Replace [begin, end) by `text`; edits never overlap.
+struct Edit {
+  uint32_t begin, end;
+  std::string text;
+};
+
+inline std::string apply(const std::string& source, std::vector<Edit> edits) {
+  std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });
+  std::string out = source;
+  for (const Edit& e : edits) out.replace(e.begin, e.end - e.begin, e.text);
+  return out;
+}
+
+inline void walk(const py::Node* n, const std::function<void(const py::Node*)>& f) {
+  if (!n) return;
+  f(n);
+  for (const py::Field& fl : n->fields) {
+    if (fl.kind == py::Field::Kind::Child) walk(fl.child, f);
+    if (fl.kind == py::Field::Kind::List)
+      for (const py::Node* c : fl.list) walk(c, f);
+  }
+}
+
+// `tl.<attr>` (an Attribute on the name tl).
+inline bool is_tl(const py::Node* n, std::string_view attr) {
+  if (!n || !n->is("Attribute") || n->ident("attr") != attr) return false;
+  const py::Node* v = n->child("value");
+  return v && v->is("Name") && v->ident("id") == "tl";
+}
+
+inline bool is_tl_call(const py::Node* n, std::string_view fn) {
+  return n && n->is("Call") && is_tl(n->child("func"), fn);
+}
+
+// The parsed kernel, or nothing with the parser's message.
+inline std::optional<ir::KernelSource> parse(const std::string& source, const std::string& name, std::string* why) {
+  try {
+    return ir::parse_kernel_source(source, name, name);
+  } catch (const std::exception& e) {
+    if (why) *why = e.what();
+    return std::nullopt;
+  }
+}
+
+inline void say(std::string* why, std::string text) {
+  if (why) *why = std::move(text);
+}
+
+}  // namespace kopt::agents::rewrites::detail

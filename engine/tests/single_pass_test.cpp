@@ -1,0 +1,109 @@
+// The single-pass rewrite of looped reductions (agents/coder/single_pass.h) on corpus kernels:
+// it applies where a later pass re-loads a row that fits one block, declines with its reason
+// otherwise, and its candidates pass G1. Correctness through G2/G3: tests/python/test_rewrites.py.
+#include "agents/coder/single_pass.h"
+
+#include <gtest/gtest.h>
+
+#include "profile/family.h"
+#include "test_util.h"
+#include "verify/static/g1.h"
+
+using namespace kopt;
+using kopt::testing::corpus;
+
+namespace {
+
+const char* kSoftmax = "triton_red_fused__softmax_exp_prepare_softmax_online_sub_0";
+
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
+  size_t p = s.find(from);
+  EXPECT_NE(p, std::string::npos) << from;
+  if (p != std::string::npos) s.replace(p, from.size(), to);
+  return s;
+}
+
+TEST(SinglePass, SoftmaxReadsEachRowOnce) {
+  auto b = corpus("softmax_large");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  std::string why;
+  auto sp = agents::rewrites::single_pass(k.source, k.name, {}, &why);
+  ASSERT_TRUE(sp) << why;
+  EXPECT_EQ(sp->block, 8192);
+  EXPECT_EQ(sp->reloads, 1);
+  EXPECT_EQ(sp->source.find("for r0_offset"), std::string::npos);
+  EXPECT_NE(sp->source.find("tmp4 = tmp0\n"), std::string::npos);
+  EXPECT_EQ(sp->source.find("evict_last"), std::string::npos);  // the row need not stay in cache
+  EXPECT_EQ(sp->source.find("R0_BLOCK]"), std::string::npos);   // every block shape is the kernel's own
+}
+
+TEST(SinglePass, CandidatesPinConfigsAndPassG1) {
+  auto b = corpus("layer_norm_large");
+  agents::KernelProfile p;
+  p.kernel = &b->graphs[0]->kernels.at(0);
+  p.family = profile::family(*p.kernel);
+  std::string why;
+  auto cands = agents::rewrites::single_pass_candidates(p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  for (const auto& c : cands) {
+    EXPECT_EQ(c.origin, "rewrite");
+    EXPECT_EQ(c.config["R0_BLOCK"], 4096);
+    EXPECT_LE(c.config["XBLOCK"].get<int64_t>() * 4096, agents::rewrites::kMaxSinglePassRow);
+    auto g1 = verify::run_g1(*p.kernel, c.source);
+    EXPECT_TRUE(g1.passed) << c.description;
+  }
+}
+
+TEST(SinglePass, DeclinesWithItsReason) {
+  auto b = corpus("softmax_large");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  std::string why;
+  // Rows longer than one block holds.
+  EXPECT_FALSE(agents::rewrites::single_pass(replaced(k.source, "r0_numel = 8192", "r0_numel = 16384"), k.name, {},
+                                             &why));
+  EXPECT_NE(why.find("do not fit one block"), std::string::npos) << why;
+  // The first pass writes through the pointer the second pass reads: the reload must stay.
+  std::string stores = replaced(k.source, "        tmp1 = tl.broadcast_to(tmp0, [XBLOCK, R0_BLOCK])\n",
+                                "        tmp1 = tl.broadcast_to(tmp0, [XBLOCK, R0_BLOCK])\n"
+                                "        tl.store(in_ptr0 + (r0_1 + 8192*x0), tmp1 + 1.0, r0_mask)\n");
+  EXPECT_FALSE(agents::rewrites::single_pass(stores, k.name, {}, &why));
+  EXPECT_NE(why.find("no pass re-loads"), std::string::npos) << why;
+  // The second pass loads with another fill value: not the same tensor.
+  std::string fill = replaced(k.source, "eviction_policy='evict_first', other=0.0)",
+                              "eviction_policy='evict_first', other=1.0)");
+  EXPECT_FALSE(agents::rewrites::single_pass(fill, k.name, {}, &why));
+  EXPECT_NE(why.find("no pass re-loads"), std::string::npos) << why;
+  // A store through another pointer between the passes changes nothing the second pass reads.
+  std::string other = replaced(k.source, "        tmp1 = tl.broadcast_to(tmp0, [XBLOCK, R0_BLOCK])\n",
+                               "        tmp1 = tl.broadcast_to(tmp0, [XBLOCK, R0_BLOCK])\n"
+                               "        tl.store(out_ptr2 + (r0_1 + 8192*x0), tmp1, r0_mask)\n");
+  EXPECT_TRUE(agents::rewrites::single_pass(other, k.name, {}, &why)) << why;
+  // A pointwise kernel has no passes.
+  auto g = corpus("gelu_scale");
+  EXPECT_FALSE(agents::rewrites::single_pass(g->graphs[0]->kernels.at(0).source, g->graphs[0]->kernels.at(0).name,
+                                             {}, &why));
+  EXPECT_NE(why.find("not a looped reduction"), std::string::npos) << why;
+}
+
+TEST(SinglePass, RowLengthFromTheLaunchesWhenTheKernelDoesNotFixIt) {
+  auto b = corpus("softmax_large");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  agents::KernelProfile p;
+  p.kernel = &k;
+  p.family = "softmax";
+  // The kernel as Inductor writes it for dynamic shapes: no `r0_numel = 8192` line.
+  ir::Kernel dynamic = k;
+  dynamic.source = replaced(k.source, "    r0_numel = 8192\n", "");
+  p.kernel = &dynamic;
+  std::string why;
+  EXPECT_TRUE(agents::rewrites::single_pass_candidates(p, &why).empty());  // no launch recorded
+  EXPECT_NE(why.find("row length"), std::string::npos) << why;
+  using kopt::testing::tensor;
+  using kopt::testing::value;
+  p.launches = {{{"args", {tensor({64, 2000}), tensor({64, 2000}), value(64), value(2000)}}}};
+  auto cands = agents::rewrites::single_pass_candidates(p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  EXPECT_NE(cands[0].source.find("R0_ALL: tl.constexpr = 2048"), std::string::npos);
+}
+
+}  // namespace
