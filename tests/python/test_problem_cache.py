@@ -3,6 +3,7 @@ hands out fresh copies: a run that writes to its inputs or buffers leaves the ne
 
 import json
 
+import pytest
 import torch
 from conftest import CORPUS
 
@@ -15,10 +16,16 @@ def _state(name="conv_bn_relu"):
     return bundle_ops.BundleState(d, meta, "cpu", [], [])
 
 
-def test_built_once_and_every_call_gets_fresh_inputs_and_buffers(monkeypatch):
-    builds = []
+@pytest.fixture
+def builds(monkeypatch):
+    """The problem rebuilds the worker makes, counted."""
+    made = []
     real = bundle_ops.rebuild_problem
-    monkeypatch.setattr(bundle_ops, "rebuild_problem", lambda *a: builds.append(a) or real(*a))
+    monkeypatch.setattr(bundle_ops, "rebuild_problem", lambda *a: made.append(a) or real(*a))
+    return made
+
+
+def test_built_once_and_every_call_gets_fresh_inputs_and_buffers(builds):
     state = _state()
     model, inputs = bundle_ops.problem_of(state)
     first = inputs[0].clone()
@@ -34,10 +41,7 @@ def test_built_once_and_every_call_gets_fresh_inputs_and_buffers(monkeypatch):
         assert torch.equal(b, buffers[n]), n
 
 
-def test_float64_is_a_converted_copy(monkeypatch):
-    builds = []
-    real = bundle_ops.rebuild_problem
-    monkeypatch.setattr(bundle_ops, "rebuild_problem", lambda *a: builds.append(a) or real(*a))
+def test_float64_is_a_converted_copy(builds):
     state = _state()
     base, _ = bundle_ops.problem_of(state)
     up, up_inputs = bundle_ops.problem_of(state, torch.float64)
