@@ -78,6 +78,13 @@ TEST(SinglePass, DeclinesWithItsReason) {
                                "        tmp1 = tl.broadcast_to(tmp0, [XBLOCK, R0_BLOCK])\n"
                                "        tl.store(out_ptr2 + (r0_1 + 8192*x0), tmp1, r0_mask)\n");
   EXPECT_TRUE(agents::rewrites::single_pass(other, k.name, {}, &why)) << why;
+  // An index each pass computes from memory is a new value in each pass, even written the same way.
+  std::string from_memory = k.source;
+  for (int pass = 0; pass < 2; ++pass)
+    from_memory = replaced(from_memory, "        r0_1 = r0_index\n",
+                           "        r0_1 = r0_index + (tl.load(in_ptr0) * 0).to(tl.int32)\n");
+  EXPECT_FALSE(agents::rewrites::single_pass(from_memory, k.name, {}, &why));
+  EXPECT_NE(why.find("no pass re-loads"), std::string::npos) << why;
   // A pointwise kernel has no passes.
   auto g = corpus("gelu_scale");
   EXPECT_FALSE(agents::rewrites::single_pass(g->graphs[0]->kernels.at(0).source, g->graphs[0]->kernels.at(0).name,

@@ -127,7 +127,9 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
   std::map<std::string, std::set<std::string>> seen_ptrs;   // load key -> pointers it reads
   std::vector<Edit> edits;
   std::set<const Node*> kept;  // loads whose values a later pass now reuses
-  auto assign = [&](const Node* target, const std::string& rhs) {
+  // `rhs`: the versioned text of a pure expression; nullopt for a value not known to equal any
+  // earlier one (a load, a call with effects, an augmented assignment).
+  auto assign = [&](const Node* target, const std::optional<std::string>& rhs) {
     std::vector<const Node*> names;
     walk(target, [&](const Node* m) {
       if (m->is("Name")) names.push_back(m);
@@ -135,10 +137,37 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
     for (const Node* m : names) {
       std::string id(m->ident("id"));
       // Re-assigned to what it already holds: the same value, the same version.
-      if (names.size() == 1 && rhs_of.count(id) && rhs_of[id] == rhs) continue;
+      if (rhs && names.size() == 1 && rhs_of.count(id) && rhs_of[id] == *rhs) continue;
       ++version[id];
-      rhs_of[id] = names.size() == 1 ? rhs : "";
+      if (rhs && names.size() == 1) rhs_of[id] = *rhs;
+      else rhs_of.erase(id);
     }
+  };
+  // A store or atomic through a pointer, anywhere in `s`, invalidates what was loaded through it.
+  auto writes = [&](const Node* s) {
+    std::set<std::string> written;
+    walk(s, [&](const Node* m) {
+      if (!m->is("Call") || m->list("args").empty()) return;
+      const Node* f = m->child("func");
+      if (is_tl(f, "store") || (f && f->is("Attribute") && f->ident("attr").rfind("atomic_", 0) == 0))
+        for (const std::string& p : pointers_in(m->list("args").front())) written.insert(p);
+    });
+    for (auto it = seen.begin(); it != seen.end();) {
+      bool hit = false;
+      for (const std::string& p : seen_ptrs[it->first]) hit |= written.count(p) > 0;
+      it = hit ? seen.erase(it) : std::next(it);
+    }
+  };
+  // Whether an expression reads memory or has effects: its value is then not a function of its text.
+  auto impure = [&](const Node* value) {
+    bool out = false;
+    walk(value, [&](const Node* m) {
+      const Node* f = m->is("Call") ? m->child("func") : nullptr;
+      out |= f && f->is("Attribute") &&
+             (is_tl(f, "load") || is_tl(f, "store") || f->ident("attr").rfind("atomic_", 0) == 0 ||
+              f->ident("attr").rfind("rand", 0) == 0);
+    });
+    return out;
   };
   for (const Node* s : entry->list("body")) {
     if (s->is("Assign") && s->list("targets").size() == 1) {
@@ -150,38 +179,22 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
         if (it != seen.end() && version[it->second.first] == it->second.second) {
           edits.push_back({value->begin.offset, value->end.offset, it->second.first});
           kept.insert(seen_call[key]);
-          assign(target, "load:" + key);
+          assign(target, std::nullopt);
           continue;
         }
-        assign(target, "load:" + key);
+        assign(target, std::nullopt);
         seen[key] = {std::string(target->ident("id")), version[std::string(target->ident("id"))]};
         seen_call[key] = value;
         seen_ptrs[key] = pointers_in(value->list("args").empty() ? value : value->list("args").front());
         continue;
       }
-      assign(target, versioned(src, value, version));
+      writes(value);
+      assign(target, impure(value) ? std::nullopt : std::optional<std::string>(versioned(src, value, version)));
     } else if (s->is("AnnAssign") || s->is("AugAssign")) {
-      assign(s->child("target"), "");
+      if (const Node* v = s->child("value")) writes(v);
+      assign(s->child("target"), std::nullopt);
     } else if (s->is("Expr")) {
-      // A store (or atomic) through a pointer invalidates what was loaded through it; any other
-      // call (an assert, a barrier) changes nothing we track.
-      bool writes = false;
-      std::set<std::string> written;
-      walk(s, [&](const Node* m) {
-        if (!m->is("Call")) return;
-        const Node* f = m->child("func");
-        bool store = is_tl(f, "store") || (f && f->is("Attribute") && f->ident("attr").rfind("atomic_", 0) == 0);
-        if (store && !m->list("args").empty()) {
-          writes = true;
-          for (const std::string& p : pointers_in(m->list("args").front())) written.insert(p);
-        }
-      });
-      if (!writes) continue;
-      for (auto it = seen.begin(); it != seen.end();) {
-        bool hit = false;
-        for (const std::string& p : seen_ptrs[it->first]) hit |= written.count(p) > 0;
-        it = hit ? seen.erase(it) : std::next(it);
-      }
+      writes(s);  // a store, an atomic; any other call (an assert, a barrier) changes nothing we track
     } else {
       say(why, fmt::format("single pass: a {} statement in the kernel body", s->type));
       return std::nullopt;
