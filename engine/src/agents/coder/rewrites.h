@@ -3,8 +3,9 @@
 // Each rewrite is a pure function of the kernel source (and, where a fact about
 // the launches is needed, of the recorded launches) done on the parsed syntax
 // tree by byte offsets: it returns the rewritten source, or nothing with the
-// reason it declined. The @triton.jit entry, its parameters and the heuristics
-// decorator stay as they are, so a rewrite launches with the kernel's own configs.
+// reason it declined. The @triton.jit entry and its parameters stay as they are; the
+// heuristics decorator too, so a rewrite launches with the kernel's own configs — except
+// the single pass (single_pass.h), which fixes its block and pins its configs.
 #pragma once
 
 #include <optional>
