@@ -38,8 +38,9 @@ std::vector<std::string> lines_of(const std::string& s) {
   return out;
 }
 
-// Step 1: every row loop becomes `r0_offset = 0` and its body, one indent level out.
-std::optional<std::string> unroll_loops(const std::string& source, const Node* entry, std::string* why) {
+// The entry's row loops, top-level and in order; nothing with the reason when the body has any
+// other loop or fewer than two passes.
+std::optional<std::vector<const Node*>> row_loops(const Node* entry, std::string* why) {
   std::vector<const Node*> loops;
   for (const Node* s : entry->list("body")) {
     if (is_row_loop(s)) {
@@ -53,6 +54,12 @@ std::optional<std::string> unroll_loops(const std::string& source, const Node* e
     say(why, "single pass: not a looped reduction with two passes");
     return std::nullopt;
   }
+  return loops;
+}
+
+// Step 1: every row loop becomes `r0_offset = 0` and its body, one indent level out.
+std::optional<std::string> unroll_loops(const std::string& source, const std::vector<const Node*>& loops,
+                                        std::string* why) {
   std::vector<std::string> lines = lines_of(source);
   for (const Node* loop : loops) {
     bool nested = false;
@@ -122,9 +129,13 @@ struct Reloads {
 std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry, std::string* why) {
   std::map<std::string, int> version;
   std::map<std::string, std::string> rhs_of;                // name -> versioned text it was last given
-  std::map<std::string, std::pair<std::string, int>> seen;  // load key -> (name, its version then)
-  std::map<std::string, const Node*> seen_call;             // load key -> the load
-  std::map<std::string, std::set<std::string>> seen_ptrs;   // load key -> pointers it reads
+  struct Loaded {
+    std::string name;                // the name the load was assigned to
+    int version = 0;                 // that name's version then (reusable while unchanged)
+    const Node* call = nullptr;      // the load
+    std::set<std::string> pointers;  // the pointers it reads through
+  };
+  std::map<std::string, Loaded> seen;  // by load key
   std::vector<Edit> edits;
   std::set<const Node*> kept;  // loads whose values a later pass now reuses
   // `rhs`: the versioned text of a pure expression; nullopt for a value not known to equal any
@@ -152,11 +163,11 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
       if (is_tl(f, "store") || (f && f->is("Attribute") && f->ident("attr").rfind("atomic_", 0) == 0))
         for (const std::string& p : pointers_in(m->list("args").front())) written.insert(p);
     });
-    for (auto it = seen.begin(); it != seen.end();) {
-      bool hit = false;
-      for (const std::string& p : seen_ptrs[it->first]) hit |= written.count(p) > 0;
-      it = hit ? seen.erase(it) : std::next(it);
-    }
+    std::erase_if(seen, [&](const auto& entry) {
+      for (const std::string& p : entry.second.pointers)
+        if (written.count(p)) return true;
+      return false;
+    });
   };
   // Whether an expression reads memory or has effects: its value is then not a function of its text.
   auto impure = [&](const Node* value) {
@@ -176,16 +187,16 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
       if (is_tl_call(value, "load") && target->is("Name")) {
         std::string key = load_key(src, value, version);
         auto it = seen.find(key);
-        if (it != seen.end() && version[it->second.first] == it->second.second) {
-          edits.push_back({value->begin.offset, value->end.offset, it->second.first});
-          kept.insert(seen_call[key]);
+        if (it != seen.end() && version[it->second.name] == it->second.version) {
+          edits.push_back({value->begin.offset, value->end.offset, it->second.name});
+          kept.insert(it->second.call);
           assign(target, std::nullopt);
           continue;
         }
         assign(target, std::nullopt);
-        seen[key] = {std::string(target->ident("id")), version[std::string(target->ident("id"))]};
-        seen_call[key] = value;
-        seen_ptrs[key] = pointers_in(value->list("args").empty() ? value : value->list("args").front());
+        std::string id(target->ident("id"));
+        seen[key] = {id, version[id], value,
+                     pointers_in(value->list("args").empty() ? value : value->list("args").front())};
         continue;
       }
       writes(value);
@@ -240,12 +251,8 @@ std::optional<SinglePass> rewrite(const std::string& source, const std::string& 
                                   const std::vector<nlohmann::json>& launches, std::string* why) {
   auto ks = parse(source, name, why);
   if (!ks) return std::nullopt;
-  size_t loops = 0;
-  for (const Node* s : ks->entry->list("body")) loops += is_row_loop(s);
-  if (loops < 2) {
-    say(why, "single pass: not a looped reduction with two passes");
-    return std::nullopt;
-  }
+  auto loops = row_loops(ks->entry, why);
+  if (!loops) return std::nullopt;
   std::optional<int64_t> n = row_length(ks->entry, k, launches);
   if (!n || *n <= 0) {
     say(why, "single pass: the row length is neither in the kernel nor in a recorded launch");
@@ -256,7 +263,7 @@ std::optional<SinglePass> rewrite(const std::string& source, const std::string& 
     say(why, fmt::format("single pass: rows of {} elements do not fit one block", *n));
     return std::nullopt;
   }
-  auto unrolled = unroll_loops(source, ks->entry, why);
+  auto unrolled = unroll_loops(source, *loops, why);
   if (!unrolled) return std::nullopt;
   auto ks2 = parse(*unrolled, name, why);
   if (!ks2) return std::nullopt;
