@@ -96,20 +96,15 @@ def get_bundle(req: dict) -> BundleState:
     return state
 
 
-def problem_of(state: BundleState, dtype: torch.dtype | None = None) -> tuple[torch.nn.Module, list]:
-    """(model, inputs) of the bundle's problem, rebuilt once per bundle (and dtype) and reused.
-
-    Rebuilding means the problem's own weight and input construction on the CPU under fixed seeds
-    (capture_common.build_problem), seconds for inputs of a GB, and G3, the end-to-end gate and the
-    bench each ran the model three or four times. Every call gets fresh clones of the inputs and
-    the model's buffers as they were built, so a model that writes to either cannot leak state
-    from one run into the next. `dtype` (float64: G3's reference) converts a copy of the model."""
+def _built(state: BundleState, dtype: torch.dtype | None):
+    """(model, inputs, buffer snapshot) for `dtype`, built on first use and kept with the bundle."""
     cached = state.problems.get(dtype)
     if cached is None:
         if dtype is None:
             model, inputs = rebuild_problem(state.dir, state.device)
         else:
-            base, base_inputs = problem_of(state)
+            base, base_inputs, base_buffers = _built(state, None)
+            _restore_buffers(base, base_buffers)  # the copy starts from the buffers as built
             try:
                 model = copy.deepcopy(base).to(dtype)
             except Exception:  # noqa: BLE001 - a model that cannot be copied is built again
@@ -118,12 +113,27 @@ def problem_of(state: BundleState, dtype: torch.dtype | None = None) -> tuple[to
                       for x in base_inputs]
         snapshot = {name: b.detach().clone() for name, b in model.named_buffers()}
         cached = state.problems[dtype] = (model, inputs, snapshot)
-    model, inputs, snapshot = cached
+    return cached
+
+
+def problem_of(state: BundleState, dtype: torch.dtype | None = None) -> tuple[torch.nn.Module, list]:
+    """(model, inputs) of the bundle's problem, rebuilt once per bundle (and dtype) and reused.
+
+    Rebuilding means the problem's own weight and input construction on the CPU under fixed seeds
+    (capture_common.build_problem), seconds for inputs of a GB, and G3, the end-to-end gate and the
+    bench each ran the model three or four times. Every call gets fresh clones of the inputs and
+    the model's buffers as they were built, so a model that writes to either cannot leak state
+    from one run into the next. `dtype` (float64: G3's reference) converts a copy of the model."""
+    model, inputs, snapshot = _built(state, dtype)
+    _restore_buffers(model, snapshot)
+    return model, [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def _restore_buffers(model: torch.nn.Module, snapshot: dict) -> None:
     with torch.no_grad():
         for name, b in model.named_buffers():
             if name in snapshot:
                 b.copy_(snapshot[name])
-    return model, [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
 def model_runner(state: BundleState, modules: list | None = None):
