@@ -313,3 +313,48 @@ TEST(RowSoftmaxStats, CrossEntropysRowStatisticsInOnePass) {
   EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
   EXPECT_NE(why.find("not a row max and a row sum"), std::string::npos) << why;
 }
+
+TEST(Roofline, GemmFlopsFromTheLaunchShapes) {
+  using kopt::testing::tensor;
+  std::vector<bool> out_last = {false, false, true};
+  EXPECT_EQ(profile::gemm_flops({tensor({64, 32}), tensor({32, 16}), tensor({64, 16})}, out_last),
+            2ull * 64 * 16 * 32);
+  // B stored [N, K] (a linear layer's weight, q @ k^T) and a batch of 8.
+  EXPECT_EQ(profile::gemm_flops({tensor({8, 64, 32}), tensor({8, 16, 32}), tensor({8, 64, 16})}, out_last),
+            2ull * 8 * 64 * 16 * 32);
+  // A bias vector between the operands does not confuse the match; K must agree.
+  EXPECT_EQ(profile::gemm_flops({tensor({64, 32}), tensor({16}), tensor({32, 16}), tensor({64, 16})},
+                                {false, false, false, true}),
+            2ull * 64 * 16 * 32);
+  EXPECT_FALSE(profile::gemm_flops({tensor({64, 32}), tensor({48, 16}), tensor({64, 16})}, out_last));
+  EXPECT_FALSE(profile::gemm_flops({tensor({64, 32}), tensor({32, 16}), tensor({64, 16})}, {false, false, false}));
+}
+
+TEST(Roofline, MatmulTemplateFloorCountsItsFlops) {
+  // Inductor's mm template (fp32, ALLOW_TF32 False): 256x128 @ 128x256. Its floor is the larger of
+  // bytes over bandwidth and FLOPs over the measured fp32 rate, and it says which bounds it.
+  auto b = corpus("matmul__max-autotune-no-cudagraphs");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  ASSERT_NE(k.source.find("tl.dot("), std::string::npos);
+  using kopt::testing::tensor;
+  json launch = {{"args", {tensor({256, 128}), tensor({128, 256}), tensor({256, 256})}}};
+  profile::Cost c = profile::launch_cost(k, launch);
+  ASSERT_TRUE(c.flops_known);
+  EXPECT_EQ(c.flops, 2ull * 256 * 256 * 128);
+  EXPECT_EQ(c.flops_rate, "fp32");
+  json slow = {{"copy_bytes_per_s", 4e12}, {"matmul_flops_per_s", {{"fp32", 5e13}, {"bf16", 8e14}}}};
+  auto floor = profile::floor_ms(c, slow);
+  ASSERT_TRUE(floor);
+  EXPECT_NEAR(*floor, 2.0 * 256 * 256 * 128 / 5e13 * 1e3, 1e-12);
+  EXPECT_EQ(profile::bottleneck(c, slow), "compute");
+  json fast = {{"copy_bytes_per_s", 4e12}, {"matmul_flops_per_s", {{"fp32", 5e16}}}};
+  EXPECT_NEAR(*profile::floor_ms(c, fast), static_cast<double>(c.bytes()) / 4e12 * 1e3, 1e-12);
+  EXPECT_EQ(profile::bottleneck(c, fast), "memory");
+  // No rate measured for its dtype: no floor rather than a bytes-only one.
+  EXPECT_FALSE(profile::floor_ms(c, {{"copy_bytes_per_s", 4e12}}));
+  // Shapes that do not form a GEMM: FLOPs unknown, no floor, bottleneck unknown.
+  profile::Cost odd = profile::launch_cost(k, {{"args", {tensor({256, 128}), tensor({64, 256}), tensor({256, 256})}}});
+  EXPECT_FALSE(odd.flops_known);
+  EXPECT_FALSE(profile::floor_ms(odd, slow));
+  EXPECT_EQ(profile::bottleneck(odd, slow), "unknown");
+}

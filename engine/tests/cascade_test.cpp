@@ -128,3 +128,37 @@ TEST(CascadeWorker, OneSegmentSplitScanPassesTheCascadeOnTheCapturedScan) {
   ASSERT_GE(r.gates.size(), 3u);
   for (size_t g = 0; g < 3; ++g) EXPECT_EQ(r.gates[g].status, "passed") << r.gates[g].gate;
 }
+
+TEST(CascadeWorker, RoundingOnlyDifferencesPassG2OnConditionOfTheFloat64Rule) {
+  // The captured split scan (rows of 64K: partial sums in the hundreds) with a constant 5e-4 added to
+  // every output: beyond the elementwise tolerance where the prefix sums are small, but under a tenth
+  // of rtol relative to the output's scale, so G2 lets it through as rounding-level only — and G3,
+  // bound to the float64 rule, must then reject it (its error against float64 exceeds the baseline's).
+  auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/cumsum_split_scan_small");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  std::string off = replace_once(k.source, "tl.store(out_ptr0 + (r0_1 + 65536*x0), tmp9, None)",
+                                 "tl.store(out_ptr0 + (r0_1 + 65536*x0), tmp9 + 5e-4, None)");
+  worker::Supervisor sup(cpu_worker());
+  verify::CascadeOptions o;
+  o.timeout = 300s;
+  o.seeds = 1;
+  verify::CascadeResult r = verify::run_cascade(sup, *b, 0, k, off, o);
+  ASSERT_GE(r.gates.size(), 3u) << r.to_json().dump(2);
+  EXPECT_EQ(r.gates[1].gate, "G2");
+  EXPECT_EQ(r.gates[1].status, "passed") << r.gates[1].evidence.dump(2);
+  EXPECT_TRUE(r.gates[1].evidence.value("needs_fp64", false));
+  EXPECT_TRUE(verify::passed_on_rounding(r));
+  for (const auto& run : r.gates[1].evidence["runs"]) EXPECT_TRUE(run.value("rounding_only", false)) << run.dump();
+  EXPECT_EQ(r.gates[2].gate, "G3");
+  EXPECT_EQ(r.gates[2].status, "failed") << r.gates[2].evidence.dump(2);
+  EXPECT_NE(r.gates[2].evidence["rule"].get<std::string>().find("float64 rule (required"), std::string::npos);
+  EXPECT_FALSE(r.accepted);
+
+  // The end-to-end gate under the same condition: the module as captured is judged by the float64
+  // rule (no shortcut through "within tolerance of the baseline") and, as accurate as itself, passes.
+  o.fp64_rule_only = true;
+  verify::GateRecord same = verify::end_to_end(sup, *b, {stitch::stitch(*b->graphs[0], {})}, o);
+  EXPECT_EQ(same.status, "not_measured") << same.evidence.dump(2);
+  EXPECT_NE(same.evidence["correctness"]["rule"].get<std::string>().find("float64 rule (required"),
+            std::string::npos);
+}

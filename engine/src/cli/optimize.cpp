@@ -272,6 +272,14 @@ void end_to_end(Job& job) {
   co.gamma = job.o.gamma;
   co.tol = job.o.tol;
   co.timeout = job.timeout();
+  // A kernel accepted on rounding-level differences only makes the float64 rule decide the model too.
+  auto fp64_rule_only = [&] {
+    for (const search::KernelOutcome& k : job.outcomes)
+      if (k.chosen && k.candidates[*k.chosen].result && verify::passed_on_rounding(*k.candidates[*k.chosen].result))
+        return true;
+    return false;
+  };
+  co.fp64_rule_only = fp64_rule_only();
   job.e2e = verify::end_to_end(*job.sup, *job.bundle, job.stitched, co);
   auto passed = [&] { return job.e2e->status == "passed" || job.e2e->status == "not_measured"; };
   // Each kernel passed every gate alone; together they did not. Rather than drop every win, leave
@@ -286,6 +294,7 @@ void end_to_end(Job& job) {
     k.chosen.reset(), k.speedup.reset();
     job.say(fmt::format("end-to-end gate failed ({}); again without {}", why, k.profile.kernel->name));
     stitch_modules(job);
+    co.fp64_rule_only = fp64_rule_only();
     job.e2e = verify::end_to_end(*job.sup, *job.bundle, job.stitched, co);
   }
   bool ok = passed();

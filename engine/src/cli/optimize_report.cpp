@@ -109,6 +109,8 @@ json build_report(const ReportInputs& in) {
                 {"fp32_tflops", rates.value("fp32", 0.0) / 1e12},
                 {"bf16_tflops", rates.value("bf16", 0.0) / 1e12},
                 {"fp16_tflops", rates.value("fp16", 0.0) / 1e12}};
+    // tf32: absent from ceilings cached before the worker measured it.
+    if (rates.contains("tf32")) ceilings["tf32_tflops"] = rates["tf32"].get<double>() / 1e12;
   }
   std::string headline_note = in.fallback_note;
   if (headline_note.empty() && !in.changed)

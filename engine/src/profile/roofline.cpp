@@ -34,6 +34,54 @@ uint64_t tensor_bytes(const json& arg) {
   return std::min(numel, span) * dtype_size(arg.value("dtype", ""));
 }
 
+namespace {
+
+std::vector<int64_t> shape_of(const json& arg) {
+  std::vector<int64_t> s;
+  for (const json& d : arg.value("shape", json::array())) s.push_back(d.get<int64_t>());
+  return s;
+}
+
+// The matmul rate a kernel's dots run at: the inputs' dtype; fp32 counts as tf32 unless the
+// source asks for IEEE fp32 (a higher rate gives a lower floor: the floor stays a lower bound).
+std::string rate_of(const std::string& dtype, const std::string& source) {
+  if (dtype == "bfloat16") return "bf16";
+  if (dtype == "float16") return "fp16";
+  bool ieee = false;
+  for (const char* says : {"\"ieee\"", "'ieee'", "allow_tf32=False", "ALLOW_TF32 : tl.constexpr = False",
+                           "'ALLOW_TF32': False"})
+    ieee = ieee || source.find(says) != std::string::npos;
+  return ieee ? "fp32" : "tf32";
+}
+
+}  // namespace
+
+std::optional<uint64_t> gemm_flops(const json& args, const std::vector<bool>& written) {
+  for (size_t o = 0; o < args.size(); ++o) {
+    std::vector<int64_t> out = shape_of(args[o]);
+    if (o >= written.size() || !written[o] || out.size() < 2) continue;
+    int64_t m = out[out.size() - 2], n = out.back();
+    uint64_t batch = 1;
+    for (size_t d = 0; d + 2 < out.size(); ++d) batch *= static_cast<uint64_t>(std::max<int64_t>(out[d], 1));
+    for (size_t a = 0; a < args.size(); ++a) {
+      std::vector<int64_t> sa = shape_of(args[a]);
+      if (a == o || sa.size() < 2) continue;
+      int64_t a0 = sa[sa.size() - 2], a1 = sa.back();
+      for (size_t b = 0; b < args.size(); ++b) {
+        std::vector<int64_t> sb = shape_of(args[b]);
+        if (b == o || b == a || sb.size() < 2) continue;
+        int64_t b0 = sb[sb.size() - 2], b1 = sb.back();
+        // A is [M, K] or [K, M]; B is [K, N] or [N, K]; the K's must agree.
+        for (int64_t ka : {a0 == m ? a1 : -1, a1 == m ? a0 : -1})
+          for (int64_t kb : {b1 == n ? b0 : -1, b0 == n ? b1 : -1})
+            if (ka > 0 && ka == kb)
+              return 2 * batch * static_cast<uint64_t>(m) * static_cast<uint64_t>(n) * static_cast<uint64_t>(ka);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 Cost launch_cost(const ir::Kernel& k, const json& launch) {
   Cost c;
   std::vector<size_t> pure = verify::pure_output_args(k);
@@ -43,25 +91,66 @@ Cost launch_cost(const ir::Kernel& k, const json& launch) {
   for (const ir::KernelParam& p : k.signature)
     if (!p.is_constexpr) runtime.push_back(p.name);
   const json args = launch.value("args", json::array());
+  std::vector<bool> writes(args.size(), false);
   for (size_t i = 0; i < args.size(); ++i) {
     uint64_t b = tensor_bytes(args[i]);
     if (!b) continue;
     bool in_place = i < runtime.size() && mutated.count(runtime[i]);
+    writes[i] = written.count(i) || in_place;
     if (written.count(i)) c.bytes_written += b;
     else if (in_place) c.bytes_read += b, c.bytes_written += b;
     else c.bytes_read += b;
   }
-  // Triton kernels other than templates are memory-bound by construction (a few
-  // arithmetic ops per element); templates (GEMMs) are counted by nobody yet.
-  c.flops_known = k.kind != "template";
+  // Without tl.dot a Triton kernel does a few arithmetic ops per element: memory-bound, FLOPs not
+  // counted. With it, the matrix products' FLOPs from the shapes, or no floor at all if the shapes do
+  // not say (a 33x "above floor" from bytes alone would send the search after nothing).
+  if (k.source.find("tl.dot(") == std::string::npos) return c;
+  std::optional<uint64_t> f = gemm_flops(args, writes);
+  c.flops_known = f.has_value();
+  if (f) {
+    c.flops = *f;
+    for (size_t i = 0; i < args.size(); ++i)
+      if (!writes[i] && shape_of(args[i]).size() >= 2) {
+        c.flops_rate = rate_of(args[i].value("dtype", ""), k.source);
+        break;
+      }
+  }
   return c;
 }
+
+namespace {
+
+// FLOPs per second for the cost's rate. tf32 when the worker did not measure it: the bf16 rate (the
+// hardware's tf32 rate is at most that), so the floor stays a lower bound.
+std::optional<double> flops_rate(const Cost& c, const json& ceilings) {
+  const json rates = ceilings.value("matmul_flops_per_s", json::object());
+  double r = rates.value(c.flops_rate, 0.0);
+  if (r <= 0 && c.flops_rate == "tf32") r = rates.value("bf16", 0.0);
+  if (r <= 0) return std::nullopt;
+  return r;
+}
+
+}  // namespace
 
 std::optional<double> floor_ms(const Cost& c, const json& ceilings) {
   if (!c.flops_known || !ceilings.is_object()) return std::nullopt;
   double bw = ceilings.value("copy_bytes_per_s", 0.0);
   if (bw <= 0) return std::nullopt;
-  return static_cast<double>(c.bytes()) / bw * 1e3;
+  double ms = static_cast<double>(c.bytes()) / bw * 1e3;
+  if (c.flops == 0) return ms;
+  std::optional<double> r = flops_rate(c, ceilings);
+  if (!r) return std::nullopt;
+  return std::max(ms, static_cast<double>(c.flops) / *r * 1e3);
+}
+
+std::string bottleneck(const Cost& c, const std::optional<json>& ceilings) {
+  if (!c.flops_known) return "unknown";
+  if (c.flops == 0) return "memory";
+  if (!ceilings) return "compute";
+  double bw = ceilings->value("copy_bytes_per_s", 0.0);
+  std::optional<double> r = flops_rate(c, *ceilings);
+  if (bw <= 0 || !r) return "unknown";
+  return static_cast<double>(c.flops) / *r > static_cast<double>(c.bytes()) / bw ? "compute" : "memory";
 }
 
 }  // namespace kopt::profile

@@ -18,8 +18,9 @@ namespace kopt::profile {
 
 struct Cost {
   uint64_t bytes_read = 0, bytes_written = 0;
-  uint64_t flops = 0;
-  bool flops_known = true;  // false for kernels whose FLOPs we do not count (templates)
+  uint64_t flops = 0;       // matrix-multiply FLOPs (tl.dot); elementwise arithmetic is not counted
+  std::string flops_rate;   // which measured matmul rate bounds them: "bf16", "fp16", "tf32", "fp32"
+  bool flops_known = true;  // false for a kernel with tl.dot whose GEMM shape was not found
   uint64_t bytes() const { return bytes_read + bytes_written; }
 };
 
@@ -35,6 +36,15 @@ Cost launch_cost(const ir::Kernel& k, const nlohmann::json& launch);
 // max(bytes / copy bandwidth, FLOPs / rate) in ms, from the worker's measured ceilings
 // ({"copy_bytes_per_s", "matmul_flops_per_s": {...}}); nullopt when not computable.
 std::optional<double> floor_ms(const Cost& c, const nlohmann::json& ceilings);
+
+// "compute" when the FLOPs' time on the measured rate exceeds the bytes' on the copy bandwidth,
+// else "memory"; "unknown" when the FLOPs are not known (without ceilings: "compute" if any FLOPs).
+std::string bottleneck(const Cost& c, const std::optional<nlohmann::json>& ceilings);
+
+// The FLOPs of the matrix products in a kernel with tl.dot, from its launch's tensor shapes: an
+// output [..., M, N] and two inputs [..., M, K] (or [K, M]) and [..., K, N] (or [N, K]) give
+// 2 * batch * M * N * K. nullopt when no such triple is among the arguments.
+std::optional<uint64_t> gemm_flops(const nlohmann::json& args, const std::vector<bool>& written);
 
 // Element size of a worker dtype name ("float32", "bfloat16", "int64", ...); 0 if unknown.
 size_t dtype_size(const std::string& dtype);

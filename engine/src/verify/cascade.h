@@ -36,6 +36,9 @@ struct CascadeOptions {
   // Loading the bundle and recording the baseline's launches (once per worker, before any candidate
   // code runs): not the candidate's time, so a short `timeout` cannot fail a candidate for it.
   std::chrono::seconds load_timeout{600};
+  // E2E: judge correctness by the float64 rule alone (no "within tolerance of the baseline"
+  // shortcut). Set when an accepted kernel passed G2 on rounding-level differences only.
+  bool fp64_rule_only = false;
 };
 
 struct GateRecord {
@@ -57,6 +60,10 @@ struct CascadeResult {
 // the final module, not once per candidate.
 CascadeResult run_cascade(worker::Supervisor& sup, const ir::Bundle& bundle, size_t graph, const ir::Kernel& kernel,
                           const std::string& candidate_source, const CascadeOptions& o);
+
+// Whether the candidate passed G2 only on rounding-level differences from the original (a changed
+// summation order): its correctness then rests on the float64 rule, at G3 and at the end-to-end gate.
+bool passed_on_rounding(const CascadeResult& r);
 
 // Hex XXH3-64 of a candidate's source: the key its records are stored under.
 std::string source_hash(const std::string& source);

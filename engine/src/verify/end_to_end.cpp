@@ -23,7 +23,7 @@ GateRecord end_to_end(worker::Supervisor& sup, const ir::Bundle& b, const std::v
                     o.timeout);
   if (failed_reply(r))
     return {"E2E", "failed", {{"correctness", reply_evidence(r)}, {"reason", "the stitched model did not run"}}};
-  Verdict correct = model_verdict(r, o);
+  Verdict correct = model_verdict(r, o, o.fp64_rule_only);
   json ev = {{"correctness", correct.evidence}};
   if (!correct.passed) {
     ev["reason"] = "the stitched model's outputs are wrong";

@@ -25,7 +25,8 @@ struct Verdict {
 
 // A run_module reply (with fp64) judged: within tolerance of the baseline, or else no less
 // accurate than the baseline against float64 (times o.fp64_slack), NaN/Inf positions matching.
-Verdict model_verdict(const nlohmann::json& run_module_reply, const CascadeOptions& o);
+// `fp64_only`: the float64 rule decides even when the outputs are within tolerance of the baseline.
+Verdict model_verdict(const nlohmann::json& run_module_reply, const CascadeOptions& o, bool fp64_only = false);
 
 // Two timing summaries (timing.py) judged: candidate p80 <= baseline p20 / gamma (noise cannot
 // pass), and no more device-synchronized time beyond event time than the baseline has (work

@@ -36,11 +36,14 @@ def measure() -> dict:
     del src, dst
 
     rates = {}
-    for name, dtype, size in (("bf16", torch.bfloat16, 8192), ("fp16", torch.float16, 8192), ("fp32", torch.float32, 8192)):
+    # tf32: the rate of fp32 matrix products a Triton tl.dot runs on tensor cores (its default precision);
+    # fp32 is true fp32, Inductor's default for torch.mm.
+    for name, dtype, size, tf32 in (("bf16", torch.bfloat16, 8192, False), ("fp16", torch.float16, 8192, False),
+                                    ("tf32", torch.float32, 8192, True), ("fp32", torch.float32, 8192, False)):
         a = torch.randn(size, size, device="cuda", dtype=dtype)
         b = torch.randn(size, size, device="cuda", dtype=dtype)
         prev = torch.backends.cuda.matmul.allow_tf32
-        torch.backends.cuda.matmul.allow_tf32 = False  # the fp32 ceiling is true fp32, as Inductor's default
+        torch.backends.cuda.matmul.allow_tf32 = tf32
         try:
             ms = _median_ms(lambda: torch.mm(a, b), 10)
         finally:

@@ -51,28 +51,36 @@ class LaunchRecord:
         indices and gather indices stay in bounds); bools keep the recorded fraction of True.
         Never zeros: a zero input hides unwritten outputs and wrong indexing.
         """
-        gen = torch.Generator(device="cpu").manual_seed(seed)
+        # Generated where the tensor lives: on the GPU a GB-sized input takes milliseconds, where the
+        # CPU took seconds per argument and per seed (G2 spent a minute on a 64M-element softmax).
+        gens: dict[torch.device, torch.Generator] = {}
         out = []
         for a in self.args:
             if not isinstance(a, torch.Tensor):
                 out.append(a)
                 continue
-            whole = torch.empty(0, dtype=a.dtype).set_(a.untyped_storage().cpu() if a.is_cuda else a.untyped_storage())
-            flat = whole if whole.numel() else torch.zeros(1, dtype=a.dtype)
+            dev = a.device
+            gen = gens.setdefault(dev, torch.Generator(device=dev).manual_seed(seed))
+            whole = torch.empty(0, dtype=a.dtype, device=dev).set_(a.untyped_storage())
+            flat = whole if whole.numel() else torch.ones(1, dtype=a.dtype, device=dev)
             n = a.untyped_storage().nbytes() // a.element_size()
             if a.dtype.is_floating_point:
-                finite = flat[torch.isfinite(flat)].double()
-                std = float(finite.std()) if finite.numel() > 1 else 1.0
-                mean = float(finite.mean()) if finite.numel() else 0.0
-                vals = (torch.randn(n, generator=gen, dtype=torch.float64) * (std or 1.0) + mean).to(a.dtype)
+                work = torch.float64 if a.dtype == torch.float64 else torch.float32
+                finite = torch.isfinite(flat)
+                vals = flat if bool(finite.all()) else flat[finite]
+                vals = vals.to(work)
+                std = float(vals.std()) if vals.numel() > 1 else 1.0
+                mean = float(vals.mean()) if vals.numel() else 0.0
+                del vals, finite
+                vals = (torch.randn(n, generator=gen, device=dev, dtype=work) * (std or 1.0) + mean).to(a.dtype)
             elif a.dtype == torch.bool:
-                p = float(flat.double().mean()) if flat.numel() else 0.5
-                vals = torch.rand(n, generator=gen) < p
+                p = float(flat.float().mean())
+                vals = torch.rand(n, generator=gen, device=dev) < p
             else:
                 lo, hi = int(flat.min()), int(flat.max())
-                vals = torch.randint(lo, hi + 1, (n,), generator=gen, dtype=torch.int64).to(a.dtype)
-            t = torch.empty(0, dtype=a.dtype, device=a.device)
-            t.set_(vals.to(a.device).untyped_storage(), a.storage_offset(), a.size(), a.stride())
+                vals = torch.randint(lo, hi + 1, (n,), generator=gen, device=dev, dtype=torch.int64).to(a.dtype)
+            t = torch.empty(0, dtype=a.dtype, device=dev)
+            t.set_(vals.untyped_storage(), a.storage_offset(), a.size(), a.stride())
             out.append(t)
         return out
 

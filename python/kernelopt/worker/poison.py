@@ -32,14 +32,16 @@ def poison(t: torch.Tensor, fill: str = "nan", seed: int = 0) -> None:
         return
     if fill != "garbage":
         raise ValueError(f"poison fill {fill!r}; use one of {FILLS}")
-    gen = torch.Generator(device="cpu").manual_seed(0x6A5B + seed)
+    # Generated on the tensor's own device: a GB-sized output takes milliseconds there.
+    gen = torch.Generator(device=t.device).manual_seed(0x6A5B + seed)
     if t.is_floating_point():
-        vals = torch.randn(t.shape, generator=gen, dtype=torch.float32)  # float32: cheap for large outputs
+        vals = torch.randn(t.shape, generator=gen, device=t.device, dtype=torch.float32)  # float32: cheap
     elif t.dtype == torch.bool:
-        vals = torch.rand(t.shape, generator=gen) < 0.5
+        vals = torch.rand(t.shape, generator=gen, device=t.device) < 0.5
     else:
         info = torch.iinfo(t.dtype)
-        vals = torch.randint(max(info.min, -1000), min(info.max, 1000) + 1, t.shape, generator=gen)
+        vals = torch.randint(max(info.min, -1000), min(info.max, 1000) + 1, t.shape, generator=gen,
+                             device=t.device)
     t.copy_(vals.to(t.dtype))
 
 

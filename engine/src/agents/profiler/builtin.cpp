@@ -15,10 +15,11 @@ std::vector<KernelProfile> BuiltinProfiler::rank(std::vector<KernelProfile> kern
     for (const nlohmann::json& l : k.launches) {
       profile::Cost c = profile::launch_cost(*k.kernel, l);
       k.cost.bytes_read += c.bytes_read, k.cost.bytes_written += c.bytes_written, k.cost.flops += c.flops;
-      k.cost.flops_known = c.flops_known;
+      k.cost.flops_known = k.cost.flops_known && c.flops_known;
+      if (!c.flops_rate.empty()) k.cost.flops_rate = c.flops_rate;
     }
     if (ceilings) k.floor_ms = profile::floor_ms(k.cost, *ceilings);
-    k.bottleneck = k.cost.flops_known && k.kernel->kind != "template" ? "memory" : "unknown";
+    k.bottleneck = profile::bottleneck(k.cost, ceilings);
   }
   std::stable_sort(kernels.begin(), kernels.end(), [](const KernelProfile& a, const KernelProfile& b) {
     auto ra = a.recoverable_ms(), rb = b.recoverable_ms();

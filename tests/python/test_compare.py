@@ -1,0 +1,53 @@
+"""The worker's comparison rules (compare.py) on constructed tensors: the elementwise rule G2
+uses, the scaled rule of the model-level gates, and the rounding-level criterion that lets G2
+pass a changed summation order only on condition of G3's float64 comparison."""
+
+import torch
+
+from kernelopt.worker import compare as cmp
+
+
+def prefix_sums(n=200_000, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(n, generator=g, dtype=torch.float64).cumsum(0)
+
+
+def test_reordered_prefix_sum_is_rounding_level_not_elementwise_close():
+    # The same prefix sums in float32, accumulated in two orders: where the running sum crosses zero
+    # its partial sums are large, so the elementwise rule fails there on pure rounding.
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(64, 4096, generator=g)
+    seq = x.reshape(-1).cumsum(0)
+    blocked = (x.cumsum(1) + torch.nn.functional.pad(x.sum(1).cumsum(0)[:-1], (1, 0))[:, None]).reshape(-1)
+    c = cmp.compare_tensor(blocked, seq)
+    assert c["max_abs"] > 0
+    assert c["rounding_ok"] and c["scaled_ok"]
+    assert c["max_rel"] <= cmp.ROUNDING_FRACTION * c["rtol"]
+    tight = cmp.compare_tensor(blocked, seq, {torch.float32: (0.0, 1e-4)})
+    assert not tight["ok"] and tight["rounding_ok"]
+
+
+def test_rounding_criterion_rejects_errors_beyond_a_tenth_of_rtol_and_nan_mismatches():
+    want = prefix_sums().float()
+    scale = float(want.abs().max())
+    small = want + 0.05 * 1e-4 * scale  # half the rounding bound
+    large = want + 0.5 * 1e-4 * scale  # within the scaled rule, five times the rounding bound
+    assert cmp.compare_tensor(small, want)["rounding_ok"]
+    c = cmp.compare_tensor(large, want)
+    assert c["scaled_ok"] and not c["rounding_ok"] and not c["ok"]
+    nan = small.clone()
+    nan[7] = float("nan")
+    assert not cmp.compare_tensor(nan, want)["rounding_ok"]
+
+
+def test_compare_args_reports_rounding_only_when_every_mismatch_is_rounding_level():
+    want = prefix_sums().float()
+    scale = float(want.abs().max())
+    close = want + 0.05 * 1e-4 * scale
+    exact = torch.arange(10.0)
+    r = cmp.compare_args([close, exact], [want, exact.clone()], {torch.float32: (0.0, 1e-4)})
+    assert not r["ok"] and r["rounding_only"]
+    r = cmp.compare_args([close, exact + 1], [want, exact.clone()], {torch.float32: (0.0, 1e-4)})
+    assert not r["ok"] and not r["rounding_only"]
+    r = cmp.compare_args([want.clone()], [want])
+    assert r["ok"] and not r["rounding_only"]
