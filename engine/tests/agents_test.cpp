@@ -11,6 +11,7 @@
 #include "search/search.h"
 #include "agents/coder/pin_config.h"
 #include "agents/coder/templates/templates.h"
+#include "agents/profiler/builtin.h"
 #include "artifact/bundle.h"
 #include "profile/family.h"
 #include "profile/roofline.h"
@@ -357,4 +358,26 @@ TEST(Roofline, MatmulTemplateFloorCountsItsFlops) {
   EXPECT_FALSE(odd.flops_known);
   EXPECT_FALSE(profile::floor_ms(odd, slow));
   EXPECT_EQ(profile::bottleneck(odd, slow), "unknown");
+}
+
+TEST(Roofline, AFloorFarAboveTheMeasuredTimeIsDropped) {
+  // A kernel measured at a tenth of its counted floor reads only part of what the count assumes (an
+  // indexed load): the profiler gives it no floor rather than call it "at its floor". One measured
+  // just under its floor (noise) keeps it.
+  auto b = corpus("softmax_large");
+  agents::KernelProfile p;
+  p.kernel = &b->graphs[0]->kernels.at(0);
+  p.launches = {softmax_launch()};
+  json ceilings = {{"copy_bytes_per_s", 4e12}};
+  double floor = 2.0 * 8192 * 8192 * 4 / 4e12 * 1e3;
+  agents::BuiltinProfiler prof;
+  p.time_ms = floor / 10;
+  auto ranked = prof.rank({p}, ceilings);
+  EXPECT_FALSE(ranked.at(0).floor_ms.has_value());
+  EXPECT_EQ(ranked.at(0).bottleneck, "unknown");
+  p.time_ms = floor * 0.97;
+  ranked = prof.rank({p}, ceilings);
+  ASSERT_TRUE(ranked.at(0).floor_ms.has_value());
+  EXPECT_NEAR(*ranked.at(0).floor_ms, floor, 1e-9);
+  EXPECT_EQ(ranked.at(0).bottleneck, "memory");
 }

@@ -8,6 +8,11 @@
 
 namespace kopt::agents {
 
+namespace {
+// A measured time below this share of the counted floor means the byte count is not compulsory.
+constexpr double kBelowFloor = 0.8;
+}  // namespace
+
 std::vector<KernelProfile> BuiltinProfiler::rank(std::vector<KernelProfile> kernels,
                                                  const std::optional<nlohmann::json>& ceilings) {
   for (KernelProfile& k : kernels) {
@@ -20,6 +25,13 @@ std::vector<KernelProfile> BuiltinProfiler::rank(std::vector<KernelProfile> kern
     }
     if (ceilings) k.floor_ms = profile::floor_ms(k.cost, *ceilings);
     k.bottleneck = profile::bottleneck(k.cost, ceilings);
+    // "Every input read once" overstates a kernel that reads part of an input through indices (a loss
+    // picking one logit per row): a floor far above its measured time bounds nothing, and would call
+    // the kernel "at its floor". No floor then (measurement noise stays well inside the margin).
+    if (k.floor_ms && k.time_ms && *k.time_ms < kBelowFloor * *k.floor_ms) {
+      k.floor_ms.reset();
+      k.bottleneck = "unknown";
+    }
   }
   std::stable_sort(kernels.begin(), kernels.end(), [](const KernelProfile& a, const KernelProfile& b) {
     auto ra = a.recoverable_ms(), rb = b.recoverable_ms();
