@@ -72,7 +72,8 @@ class LaunchRecord:
                 std = float(vals.std()) if vals.numel() > 1 else 1.0
                 mean = float(vals.mean()) if vals.numel() else 0.0
                 del vals, finite
-                vals = (torch.randn(n, generator=gen, device=dev, dtype=work) * (std or 1.0) + mean).to(a.dtype)
+                vals = torch.randn(n, generator=gen, device=dev, dtype=work)
+                vals = vals.mul_(std or 1.0).add_(mean).to(a.dtype)  # in place: GB-sized inputs, one temporary
             elif a.dtype == torch.bool:
                 p = float(flat.float().mean())
                 vals = torch.rand(n, generator=gen, device=dev) < p

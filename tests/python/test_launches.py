@@ -1,0 +1,45 @@
+"""G2's fresh inputs (LaunchRecord.synthesized_args): drawn on the recorded tensors' device, the same
+for the same seed, within the recorded ranges, laid out like the recorded views, never zeros."""
+
+import torch
+
+from kernelopt.worker.launches import LaunchRecord
+
+
+def record():
+    g = torch.Generator().manual_seed(0)
+    base = torch.randn(64, 130, generator=g) * 3 + 5
+    view = base[:, 1:129]  # a view into a larger buffer: offset 1, row stride 130
+    idx = torch.randint(2, 9, (500,), generator=g)
+    mask = torch.rand(1000, generator=g) < 0.25
+    half = torch.randn(4096, generator=g).to(torch.bfloat16)
+    return LaunchRecord(graph=0, kernel="k", index=0, args=[view, idx, mask, half, 128, 2.5])
+
+
+def test_same_seed_same_values_other_seed_other_values():
+    rec = record()
+    a, b, c = rec.synthesized_args(3), rec.synthesized_args(3), rec.synthesized_args(4)
+    for x, y, z in zip(a[:4], b[:4], c[:4]):
+        assert x.device == y.device and torch.equal(x, y)
+        assert not torch.equal(x, z)
+    assert a[4:] == [128, 2.5]
+
+
+def test_ranges_layout_and_spread_follow_the_recording():
+    rec = record()
+    view, idx, mask, half = rec.synthesized_args(1)[:4]
+    assert view.shape == (64, 128) and view.stride() == (130, 1) and view.storage_offset() == 1
+    assert abs(float(view.mean()) - 5) < 0.5 and abs(float(view.std()) - 3) < 0.5
+    assert int(idx.min()) >= 2 and int(idx.max()) <= 8 and idx.dtype == torch.int64
+    assert 0.15 < float(mask.float().mean()) < 0.35
+    assert half.dtype == torch.bfloat16 and float(half.float().abs().sum()) > 0
+    assert int((view == 0).sum()) == 0
+
+
+def test_non_finite_recorded_values_do_not_poison_the_statistics():
+    t = torch.randn(1000, generator=torch.Generator().manual_seed(2))
+    t[::7] = float("-inf")
+    t[3] = float("nan")
+    out = LaunchRecord(graph=0, kernel="k", index=0, args=[t]).synthesized_args(0)[0]
+    assert bool(torch.isfinite(out).all())
+    assert abs(float(out.std()) - 1) < 0.2
