@@ -2,8 +2,8 @@
 # One GPU-machine call (docs/scaling.md): two lanes of `kernelopt bench` over the suite, shard 0/2 on GPU 0 and
 # 1/2 on GPU 1. SPECS lists runs as TAG:LEVELS (default "b:1,2,3"); a lane goes through them in order while time
 # is left, each resuming from .gpu-state/TAGI/{run.json,results.jsonl} (what the previous call brought back,
-# unpacked here), so a suite longer than one call runs over several. Each lane's state, logs and the problems'
-# report.json files come back as $OUT/laneI.tgz (unpack into .gpu-state/ for the next call). EXTRA1 (a command)
+# unpacked here), so a suite longer than one call runs over several. Each lane's state, logs, the problems'
+# report.json files and module sources come back as $OUT/laneI.tgz (unpack into .gpu-state/ for the next call). EXTRA1 (a command)
 # runs on GPU 1 before its lane. The engine (Release build) and its shared libraries travel in .gpu-bin/, wheels
 # in .whl/. Env: LIMIT (s for the whole call), BUDGET (s per problem), SPECS, NO_LANE1 (EXTRA1 only), VERBOSE
 # (the jobs' own progress lines, with seconds, in the lanes' logs).
@@ -27,7 +27,9 @@ lane() {  # GPU shard
         ${VERBOSE:+--verbose} >$d/bench.log 2>&1
     echo "bench $T$s rc=$?" >>$d/bench.log
   done
-  (cd $st && tar czf $OUT/lane$s.tgz --exclude=bundle --exclude='*.py' --exclude='*.html' --exclude='*.md' .)
+  # The captured and optimized module sources come back too (text, a few MB in all): a kernel's source is
+  # what explains a template's or rewrite's decline (report.json `declined`).
+  (cd $st && tar czf $OUT/lane$s.tgz --exclude=problem.py --exclude='*.html' --exclude='*.md' .)
 }
 lane 0 0 &
 ( if [ -n "${EXTRA1:-}" ]; then CUDA_VISIBLE_DEVICES=1 KERNELOPT_DB=/tmp/ke.db bash -c "$EXTRA1" >$OUT/extra.log 2>&1; fi

@@ -182,4 +182,19 @@ TEST(Rewrites, PlannerAndCoder) {
   EXPECT_NE(why.find("eviction hints"), std::string::npos) << why;
   plan = agents::BuiltinPlanner().plan(p);
   EXPECT_EQ(std::find(plan.strategies.begin(), plan.strategies.end(), "rewrite:source"), plan.strategies.end());
+  // ... and in the plan, for report.json's `declined`.
+  ASSERT_FALSE(plan.declined.empty());
+  EXPECT_TRUE(plan.declined.back().starts_with("rewrite: ")) << plan.declined.back();
+  EXPECT_NE(plan.declined.back().find("eviction hints"), std::string::npos) << plan.declined.back();
+
+  // A family template that declines the kernel (rows too long for registers) is not a strategy;
+  // its reason is in the plan.
+  p.kernel = &b->graphs[0]->kernels.at(0);
+  p.family = profile::family(*p.kernel);
+  p.launches = {softmax_launch(64, 65536)};
+  plan = agents::BuiltinPlanner().plan(p);
+  EXPECT_EQ(std::find(plan.strategies.begin(), plan.strategies.end(), "template:softmax"), plan.strategies.end());
+  ASSERT_FALSE(plan.declined.empty());
+  EXPECT_TRUE(plan.declined.front().starts_with("template:softmax: ")) << plan.declined.front();
+  EXPECT_NE(plan.declined.front().find("do not fit in registers"), std::string::npos) << plan.declined.front();
 }

@@ -49,6 +49,9 @@ struct Plan {
   std::vector<std::string> strategies;  // "config", "template:<family>", "rewrite:source", "rewrite" (LLM coder)
   std::vector<std::string> ideas;       // the LLM planner's ideas, handed to the LLM coder
   std::string note;                     // why a kernel is not searched, when it is not
+  // Why a strategy that was tried gave nothing: the template's decline, each source rewrite's
+  // ("template:softmax: the kernel fuses aten.where with the softmax"). In report.json as `declined`.
+  std::vector<std::string> declined;
 };
 
 // A proposed replacement for one kernel: a full kernel source (the launch site stays unchanged).

@@ -53,6 +53,7 @@ json kernel_json(const search::KernelOutcome& k, bool measured) {
           {"chosen", k.chosen ? json(k.candidates[*k.chosen].candidate.id) : json(nullptr)},
           {"speedup", opt(k.speedup)},
           {"strategies", k.plan.strategies},
+          {"declined", k.plan.declined},
           {"search_seconds", k.seconds},
           {"note", note},
           {"candidates", cands}};

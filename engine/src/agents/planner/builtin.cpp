@@ -24,11 +24,16 @@ Plan BuiltinPlanner::plan(const KernelProfile& k) {
   }
   // Templates first: an expert kernel of the family can change the memory traffic, a launch
   // config only how the same traffic is scheduled.
-  if (templates::has_template(k.family)) p.strategies.push_back("template:" + k.family);
+  if (templates::has_template(k.family)) {
+    std::string template_why;
+    if (!templates::instantiate(k, &template_why).empty()) p.strategies.push_back("template:" + k.family);
+    else p.declined.push_back("template:" + k.family + ": " + template_why);
+  }
   // Rewrites next: the kernel's own source, made cheaper without changing what it computes;
   // they keep Inductor's heuristics, so they compete with the configs on the same footing.
   std::string rewrite_why;
   if (rewrites::applies(k, &rewrite_why)) p.strategies.push_back("rewrite:source");
+  if (!rewrite_why.empty()) p.declined.push_back("rewrite: " + rewrite_why);
   if (kernel_shape(*k.kernel, k.launches.front(), &why)) p.strategies.push_back("config");
   if (p.strategies.empty()) p.note = why + (rewrite_why.empty() ? "" : "; " + rewrite_why);
   return p;
