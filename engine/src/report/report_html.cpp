@@ -14,6 +14,7 @@
 
 #include "report/report.h"
 #include "report/report_html_llm.h"
+#include "report/report_svg.h"
 
 namespace kopt::report {
 
@@ -21,6 +22,12 @@ namespace {
 
 using nlohmann::json;
 using namespace detail;
+using svg::Bar;
+using svg::Row;
+using svg::Series;
+using svg::hbar_chart;
+using svg::stacked_chart;
+using svg::truncate;
 
 std::string h(std::string_view s) { return escape_html(s); }
 
@@ -38,111 +45,7 @@ std::string css_token(std::string_view s) {
 std::string h_or_dash(std::string_view s) { return s.empty() ? std::string(kDash) : h(s); }
 std::string code_or_dash(std::string_view s) { return s.empty() ? std::string(kDash) : "<code>" + h(s) + "</code>"; }
 
-// The first `max` code points of clean(s), the last replaced by "…" when cut.
-std::string truncate(std::string_view s, size_t max) {
-  std::string c = clean(s);
-  std::vector<size_t> starts;
-  for (size_t i = 0; i < c.size(); ++i)
-    if ((static_cast<unsigned char>(c[i]) & 0xC0) != 0x80) starts.push_back(i);
-  if (max == 0 || starts.size() <= max) return c;
-  return c.substr(0, starts[max - 1]) + "…";
-}
-
-std::string px(double v) { return fmt::format("{:.1f}", v); }
-
 std::string num_attr(std::optional<double> v) { return v ? fmt::format(" data-v=\"{}\"", *v) : ""; }
-
-// ---- SVG charts ----
-
-struct Series {
-  std::string css, legend;
-};
-struct Bar {
-  std::optional<double> value;
-  std::string text;  // shown after the bar (already formatted, plain)
-};
-struct Row {
-  std::string label;
-  std::vector<Bar> bars;  // one per series
-};
-
-constexpr double kWidth = 760, kLabelW = 250, kValueW = 96, kPlotW = kWidth - kLabelW - kValueW - 8;
-
-std::string legend(const std::vector<Series>& series, double y) {
-  std::string out;
-  double x = kLabelW;
-  for (const auto& s : series) {
-    out += fmt::format("<rect class=\"key {}\" x=\"{}\" y=\"{}\" width=\"10\" height=\"10\"/>", s.css, px(x), px(y));
-    out += fmt::format("<text x=\"{}\" y=\"{}\">{}</text>", px(x + 14), px(y + 9), h(s.legend));
-    x += 28 + 7.0 * static_cast<double>(s.legend.size());
-  }
-  return out;
-}
-
-// Horizontal bars, one group per row, one bar per series, all on one linear scale.
-std::string hbar_chart(const std::string& id, const std::string& label, const std::vector<Series>& series,
-                       const std::vector<Row>& rows) {
-  const double bar_h = series.size() > 1 ? 11 : 14, gap = 2, pad = 10, top = series.size() > 1 ? 26 : 6;
-  const double group_h = static_cast<double>(series.size()) * (bar_h + gap) - gap;
-  double max = 0;
-  for (const auto& r : rows)
-    for (const auto& b : r.bars)
-      if (b.value) max = std::max(max, *b.value);
-  double height = top + static_cast<double>(rows.size()) * (group_h + pad) + 4;
-  std::string out = fmt::format(
-      "<svg class=\"chart\" id=\"{}\" role=\"img\" aria-label=\"{}\" "
-      "width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">",
-      id, h(label), px(kWidth), px(height), px(kWidth), px(height));
-  if (series.size() > 1) out += legend(series, 6);
-  double y = top;
-  for (const auto& r : rows) {
-    out += fmt::format("<g class=\"row\"><title>{}</title>", h(r.label));
-    out += fmt::format("<text class=\"label\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", px(kLabelW - 8),
-                       px(y + group_h / 2 + 4), h(truncate(r.label, 34)));
-    for (size_t i = 0; i < r.bars.size() && i < series.size(); ++i) {
-      const Bar& b = r.bars[i];
-      double by = y + static_cast<double>(i) * (bar_h + gap);
-      double w = b.value && max > 0 && *b.value > 0 ? std::max(1.0, *b.value / max * kPlotW) : 0;
-      if (w > 0)
-        out += fmt::format("<rect class=\"bar {}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}: {}</title></rect>",
-                           series[i].css, px(kLabelW), px(by), px(w), px(bar_h), h(series[i].legend), h(b.text));
-      out += fmt::format("<text class=\"value\" x=\"{}\" y=\"{}\">{}</text>", px(kLabelW + w + 4), px(by + bar_h - 2),
-                         h(b.text));
-    }
-    out += "</g>";
-    y += group_h + pad;
-  }
-  out += "</svg>\n";
-  return out;
-}
-
-// One stacked bar: the parts of a whole, each segment labelled below.
-std::string stacked_chart(const std::string& id, const std::string& label, const std::vector<Series>& series,
-                          const std::vector<Bar>& parts) {
-  double total = 0;
-  for (const auto& p : parts) total += p.value.value_or(0);
-  const double bar_w = kWidth - 20, height = 76;
-  std::string out = fmt::format(
-      "<svg class=\"chart\" id=\"{}\" role=\"img\" aria-label=\"{}\" "
-      "width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">",
-      id, h(label), px(kWidth), px(height), px(kWidth), px(height));
-  double x = 10, lx = 10;
-  for (size_t i = 0; i < parts.size() && i < series.size(); ++i) {
-    double v = parts[i].value.value_or(0);
-    double w = total > 0 ? v / total * bar_w : 0;
-    std::string share = total > 0 ? fmt::format("{:.0f}%", 100 * v / total) : std::string(kDash);
-    std::string caption = fmt::format("{}: {} ({})", series[i].legend, parts[i].text, share);
-    if (w > 0)
-      out += fmt::format("<rect class=\"bar {}\" x=\"{}\" y=\"8\" width=\"{}\" height=\"28\"><title>{}</title></rect>",
-                         series[i].css, px(x), px(w), h(caption));
-    out += fmt::format("<rect class=\"key {}\" x=\"{}\" y=\"52\" width=\"10\" height=\"10\"/>", series[i].css, px(lx));
-    out += fmt::format("<text x=\"{}\" y=\"61\">{}</text>", px(lx + 14), h(caption));
-    x += w;
-    lx += 40 + 7.0 * static_cast<double>(caption.size());
-  }
-  out += "</svg>\n";
-  return out;
-}
 
 // ---- page parts ----
 

@@ -1,0 +1,35 @@
+// The inline SVG charts of report.html: horizontal bar groups on one linear scale, and one
+// stacked bar for the parts of a whole. Labels and values go through escape_html.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kopt::report::svg {
+
+struct Series {
+  std::string css, legend;
+};
+struct Bar {
+  std::optional<double> value;
+  std::string text;  // shown after the bar (already formatted, plain)
+};
+struct Row {
+  std::string label;
+  std::vector<Bar> bars;  // one per series
+};
+
+// Horizontal bars, one group per row, one bar per series, all on one linear scale.
+std::string hbar_chart(const std::string& id, const std::string& label, const std::vector<Series>& series,
+                       const std::vector<Row>& rows);
+
+// One stacked bar: the parts of a whole, each segment labelled below.
+std::string stacked_chart(const std::string& id, const std::string& label, const std::vector<Series>& series,
+                          const std::vector<Bar>& parts);
+
+// Text cut to `max` code points (the last replaced by "…"), after clean().
+std::string truncate(std::string_view s, size_t max);
+
+}  // namespace kopt::report::svg
