@@ -5,6 +5,8 @@
 // candidates is tests/python/test_error_suite.py.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "agents/agent.h"
 #include "agents/coder/templates/templates.h"
 #include "artifact/bundle.h"
@@ -161,4 +163,32 @@ TEST(CascadeWorker, RoundingOnlyDifferencesPassG2OnConditionOfTheFloat64Rule) {
   EXPECT_EQ(same.status, "not_measured") << same.evidence.dump(2);
   EXPECT_NE(same.evidence["correctness"]["rule"].get<std::string>().find("float64 rule (required"),
             std::string::npos);
+}
+
+TEST(CascadeWorker, SoftmaxRowsInTurnPassesTheCascadeOnTheCapturedSoftmax) {
+  // The captured looped softmax (rows of 8192 fp32, scaled down to 512 rows) with the template's
+  // rows-in-turn variant (each program takes XBLOCK rows in a pipelined loop): it runs on the
+  // bundle's own launch through the interpreter and passes G1-G3.
+  auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/softmax_rows_8k_small");
+  agents::KernelProfile p;
+  p.kernel = &b->graphs[0]->kernels.at(0);
+  p.family = profile::family(*p.kernel);
+  using kopt::testing::tensor;
+  using kopt::testing::value;
+  p.launches = {{{"args", {tensor({512, 8192}), tensor({512, 8192}), value(512), value(8192)}}}};
+  std::string why;
+  auto cands = agents::templates::instantiate(p, &why);
+  auto it = std::find_if(cands.begin(), cands.end(),
+                         [](const agents::Candidate& c) { return c.description.starts_with("row softmax rows in turn"); });
+  ASSERT_NE(it, cands.end()) << why;
+  EXPECT_NE(it->source.find("for i in tl.range(0, XBLOCK, num_stages=2):"), std::string::npos);
+  worker::Supervisor sup(cpu_worker());
+  verify::CascadeOptions o;
+  o.timeout = 300s;
+  o.seeds = 1;
+  verify::CascadeResult r = verify::run_cascade(sup, *b, 0, *p.kernel, it->source, o);
+  EXPECT_TRUE(r.accepted) << r.to_json().dump(2);
+  ASSERT_GE(r.gates.size(), 3u);
+  for (size_t g = 0; g < 3; ++g) EXPECT_EQ(r.gates[g].status, "passed") << r.gates[g].gate;
+  EXPECT_FALSE(verify::passed_on_rounding(r));
 }

@@ -87,8 +87,53 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
   std::vector<Candidate> outc;
   for (const json& c : row_softmax_configs(rows, rb, has_r0_block))
     outc.push_back(instance(ker, k.family, source, c, fmt::format("row {} one-pass, {}", k.family, describe_config(c))));
+  // Long rows: one program per SM at a time (the row fills its registers), so a program's load and
+  // its reductions do not overlap. The same one pass with each program taking XBLOCK rows in turn,
+  // the loop pipelined (num_stages): the next row's load is in flight while this one is reduced.
+  std::string in_turn = fmt::format(
+      "def {name}({params}):\n"
+      "    # kernelopt template row_{fam}, rows in turn: one pass per row, XBLOCK rows per program in a\n"
+      "    # pipelined loop (the next row's load in flight while this one is reduced).\n"
+      "    RB: tl.constexpr = {rb}\n"
+      "    cols = tl.arange(0, RB)\n"
+      "    first = tl.program_id(0) * XBLOCK\n"
+      "    for i in tl.range(0, XBLOCK, num_stages=2):\n"
+      "        row = first + i\n"
+      "        mask = (cols < r0_numel) & (row < xnumel)\n"
+      "        offs = row{widen} * r0_numel + cols\n"
+      "        x = tl.load({in} + offs, mask, other=float('-inf'), eviction_policy='evict_first').to(tl.float32)\n"
+      "        m = tl.max(x, 0)\n"
+      "        e = tl.where(mask, tl.exp(x - m), 0.0)\n"
+      "        s = tl.sum(e, 0)\n"
+      "    {result}"
+      "        tl.store({out} + offs, y.to({out}.dtype.element_ty), mask)\n",
+      fmt::arg("name", ker.entry), fmt::arg("params", params), fmt::arg("fam", k.family), fmt::arg("rb", rb),
+      fmt::arg("widen", wide ? ".to(tl.int64)" : ""), fmt::arg("in", in), fmt::arg("out", out),
+      fmt::arg("result", result));
+  std::string in_turn_source = replace_entry(ker, in_turn);
+  for (const json& c : rows_in_turn_configs(rows, rb, has_r0_block))
+    outc.push_back(instance(ker, k.family, in_turn_source, c,
+                            fmt::format("row {} rows in turn, {}", k.family, describe_config(c))));
   if (outc.empty()) return no("no launch config fits the row length");
   return outc;
+}
+
+std::vector<json> rows_in_turn_configs(int64_t rows, int64_t rb, bool has_r0_block) {
+  // Only rows long enough to hold a program to one per SM (8K+ elements), and enough programs left
+  // (256: two waves on an H200's 132 SMs) once each takes XBLOCK rows.
+  std::vector<json> out;
+  if (rb < 8192) return out;
+  for (int64_t xb : {2, 4, 8, 16}) {
+    if ((rows + xb - 1) / xb < 256) break;
+    for (int w : {8, 16, 32}) {
+      int64_t per_thread = rb / (32 * w);
+      if (per_thread > 64 || per_thread < 8) continue;
+      json c = {{"XBLOCK", xb}, {"num_warps", w}, {"num_stages", 2}};
+      if (has_r0_block) c["R0_BLOCK"] = std::min<int64_t>(rb, 4096);
+      out.push_back(c);
+    }
+  }
+  return out;
 }
 
 std::vector<json> row_softmax_configs(int64_t rows, int64_t rb, bool has_r0_block) {

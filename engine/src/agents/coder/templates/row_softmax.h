@@ -24,5 +24,8 @@ inline constexpr int64_t kMaxSoftmaxRow = 32768;
 // Launch configs of the one-pass row schedule: rows per program so a program holds 1K-16K elements
 // (a 32K row alone), warps so each thread holds 2-64 of them.
 std::vector<nlohmann::json> row_softmax_configs(int64_t rows, int64_t rb, bool has_r0_block);
+// Launch configs of the rows-in-turn variant (XBLOCK rows per program, one after another): empty
+// for rows under 8K elements or too few rows to keep two waves of programs.
+std::vector<nlohmann::json> rows_in_turn_configs(int64_t rows, int64_t rb, bool has_r0_block);
 
 }  // namespace kopt::agents::templates
