@@ -247,6 +247,7 @@ TEST(ReportEscaping, HostileTextStaysText) {
   r["bundle"] = "</title><script>alert(4)</script>";
   r["vendor"][0]["name"] = "<svg onload=alert(5)>";
   r["stages"][0]["name"] = "</text><script>alert(6)</script>";
+  k["declined"] = {"template:softmax: <script>alert(7)</script>"};
 
   std::string html = rep::render_html(r);
   EXPECT_EQ(count(html, "<script>"), 1u);  // only the page's own
@@ -257,11 +258,13 @@ TEST(ReportEscaping, HostileTextStaysText) {
   EXPECT_NE(html.find("k&lt;b&gt;&quot;&#39;&amp;"), std::string::npos);
   EXPECT_NE(html.find("&lt;/title&gt;&lt;script&gt;alert(4)"), std::string::npos);
   EXPECT_NE(html.find("&lt;/text&gt;&lt;script&gt;alert(6)"), std::string::npos);
+  EXPECT_NE(html.find("Declined: template:softmax: &lt;script&gt;alert(7)"), std::string::npos);
 
   std::string md = rep::render_markdown(r);
   EXPECT_NE(md.find("\\<script\\>alert(1)\\</script\\> \\| a \\& b"), std::string::npos) << md;
   EXPECT_NE(md.find("``x`y` \\| <img src=x onerror=alert(2)>``"), std::string::npos) << md;  // code span: literal
-  for (const char* raw : {"<script>alert(1)", "<script>alert(3)", "<script>alert(6)"})
+  EXPECT_NE(md.find("Declined: template:softmax: \\<script\\>alert(7)"), std::string::npos) << md;
+  for (const char* raw : {"<script>alert(1)", "<script>alert(3)", "<script>alert(6)", "<script>alert(7)"})
     EXPECT_EQ(md.find(raw), std::string::npos) << raw;
   // Names are code spans, which Markdown shows literally.
   EXPECT_NE(md.find("`</title><script>alert(4)</script>`"), std::string::npos);

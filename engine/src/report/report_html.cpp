@@ -329,6 +329,8 @@ void candidates(std::string& out, const json& r, bool measured) {
     facts.push_back(chosen.empty() ? "no candidate chosen" : "chosen " + h(chosen));
     out += fmt::format("<p>{}</p>\n", fmt::join(facts, " &middot; "));
     if (std::string note = text(k, "note"); !note.empty()) out += "<p class=\"note\">Note: " + h(note) + "</p>\n";
+    for (const json& d : array(k, "declined"))
+      if (d.is_string()) out += "<p class=\"note\">Declined: " + h(d.get<std::string>()) + "</p>\n";
     const json& cs = array(k, "candidates");
     if (cs.empty()) {
       out += "<p>No candidates.</p>\n</section>\n";

@@ -239,6 +239,8 @@ void candidates(std::string& out, const json& r, bool measured) {
     facts.push_back(chosen.empty() ? "no candidate chosen" : "chosen " + md_text(chosen));
     out += join(facts, " · ") + "\n\n";
     if (std::string note = text(k, "note"); !note.empty()) out += "Note: " + md_text(note) + "\n\n";
+    for (const json& d : array(k, "declined"))
+      if (d.is_string()) out += "Declined: " + md_text(d.get<std::string>()) + "\n\n";
     const json& cs = array(k, "candidates");
     if (cs.empty()) {
       out += "No candidates.\n\n";
