@@ -300,10 +300,12 @@ std::vector<Candidate> single_pass_candidates(const KernelProfile& k, std::strin
   auto sp = rewrite(k.kernel->source, k.kernel->name, k.kernel, k.launches, why);
   if (!sp) return {};
   // Rows per program and warps: from 1 to 64 elements per thread for each live tensor, at most
-  // 8192 elements per program (registers), a few rows per program for short rows.
+  // 8192 elements per program (registers), a few rows per program for short rows. One warp per row
+  // too: a kernel heavy in per-element arithmetic (ALiBi bias, masks) ran best so on the H200, as
+  // launch configs of its looped form (XBLOCK=1 num_warps=1).
   std::vector<Candidate> out;
   for (int64_t x = 1; x <= 16 && x * sp->block <= kMaxSinglePassRow; x *= 2)
-    for (int w : {2, 4, 8, 16}) {
+    for (int w : {1, 2, 4, 8, 16}) {
       int64_t per_thread = x * sp->block / (32 * w);
       if (per_thread < 1 || per_thread > 64) continue;
       nlohmann::json cfg = {{"XBLOCK", x}, {"R0_BLOCK", sp->block}, {"num_warps", w}, {"num_stages", 1}};
