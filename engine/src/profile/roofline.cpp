@@ -57,19 +57,20 @@ std::string rate_of(const std::string& dtype, const std::string& source) {
 }  // namespace
 
 std::optional<uint64_t> gemm_flops(const json& args, const std::vector<bool>& written) {
+  if (written.size() != args.size()) return std::nullopt;
   for (size_t o = 0; o < args.size(); ++o) {
     std::vector<int64_t> out = shape_of(args[o]);
-    if (o >= written.size() || !written[o] || out.size() < 2) continue;
+    if (!written[o] || out.size() < 2) continue;
     int64_t m = out[out.size() - 2], n = out.back();
     uint64_t batch = 1;
     for (size_t d = 0; d + 2 < out.size(); ++d) batch *= static_cast<uint64_t>(std::max<int64_t>(out[d], 1));
     for (size_t a = 0; a < args.size(); ++a) {
       std::vector<int64_t> sa = shape_of(args[a]);
-      if (a == o || sa.size() < 2) continue;
+      if (a == o || written[a] || sa.size() < 2) continue;  // operands are read-only arguments
       int64_t a0 = sa[sa.size() - 2], a1 = sa.back();
       for (size_t b = 0; b < args.size(); ++b) {
         std::vector<int64_t> sb = shape_of(args[b]);
-        if (b == o || b == a || sb.size() < 2) continue;
+        if (b == o || b == a || written[b] || sb.size() < 2) continue;
         int64_t b0 = sb[sb.size() - 2], b1 = sb.back();
         // A is [M, K] or [K, M]; B is [K, N] or [N, K]; the K's must agree.
         for (int64_t ka : {a0 == m ? a1 : -1, a1 == m ? a0 : -1})

@@ -43,7 +43,8 @@ std::string bottleneck(const Cost& c, const std::optional<nlohmann::json>& ceili
 
 // The FLOPs of the matrix products in a kernel with tl.dot, from its launch's tensor shapes: an
 // output [..., M, N] and two inputs [..., M, K] (or [K, M]) and [..., K, N] (or [N, K]) give
-// 2 * batch * M * N * K. nullopt when no such triple is among the arguments.
+// 2 * batch * M * N * K; `written[i]`: argument i is written (outputs), the others are the operands.
+// nullopt when no such triple is among the arguments.
 std::optional<uint64_t> gemm_flops(const nlohmann::json& args, const std::vector<bool>& written);
 
 // Element size of a worker dtype name ("float32", "bfloat16", "int64", ...); 0 if unknown.
