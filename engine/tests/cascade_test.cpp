@@ -88,6 +88,7 @@ TEST(CascadeWorker, CompilesFindingAndEndToEndGate) {
   EXPECT_EQ(same.status, "not_measured") << same.evidence.dump(2);
   EXPECT_EQ(same.evidence["correctness"]["rule"], "within tolerance of the baseline");
   EXPECT_LE(same.evidence["correctness"]["vs_baseline_max_rel"].get<double>(), 1e-4);
+  EXPECT_EQ(same.evidence["correctness"]["baseline_self_max_rel"].get<double>(), 0.0);  // the CPU run repeats exactly
   EXPECT_FALSE(same.evidence.contains("optimized"));
 
   // A stitched kernel that computes exp(1.5 x): wrong against the baseline and against float64.

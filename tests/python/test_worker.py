@@ -126,6 +126,8 @@ def test_restitched_module_and_fp64(worker):
     src = (CORPUS / "softmax_lastdim" / "module_0.py").read_text()
     r = worker("run_module", bundle=BUNDLE, source=src)
     assert r["ok"] and r["vs_baseline"]["ok"] and r["vs_eager"]["ok"], r
+    # The baseline against a second run of itself: the model's own spread (none for this model).
+    assert r["baseline_self"]["ok"] and all(o["max_abs"] == 0 for o in r["baseline_self"]["outputs"]), r
     bad = src.replace("libdevice.exp(", "libdevice.exp(1.5 * ", 1)
     r = worker("run_module", bundle=BUNDLE, source=bad)
     assert r["ok"] and not r["vs_baseline"]["ok"]

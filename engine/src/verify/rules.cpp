@@ -29,6 +29,8 @@ Verdict model_verdict(const json& r, const CascadeOptions& o, bool fp64_only) {
              {"candidate_vs_fp64_max_rel", worst_rel(r["candidate_vs_fp64"], "outputs")},
              {"baseline_vs_fp64_max_rel", worst_rel(r["baseline_vs_fp64"], "outputs")},
              {"fp64_slack", o.fp64_slack}, {"tolerances", o.tol.to_json()}};
+  // The model's own run-to-run spread (the baseline against a second run of itself): evidence only.
+  if (r.contains("baseline_self")) ev["baseline_self_max_rel"] = worst_rel(r["baseline_self"], "outputs");
   if (r["vs_baseline"].value("ok", false) && !fp64_only) {
     ev["rule"] = "within tolerance of the baseline";
     return {true, ev};

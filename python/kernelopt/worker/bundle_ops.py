@@ -165,10 +165,11 @@ def reference(state: BundleState, which: str):
     """The output of the baseline modules ("baseline"), the eager model ("eager") or the model in
     float64 ("fp64") on the problem's inputs, computed on first use and kept with the bundle:
     G3 and the end-to-end gate compare every candidate with the same three, and each used to
-    cost a model run (and the baseline a Dynamo trace) per candidate."""
+    cost a model run (and the baseline a Dynamo trace) per candidate. "baseline_again": a second
+    run of the baseline modules, which shows the model's own run-to-run spread."""
     if which not in state.references:
-        run = {"baseline": lambda: run_model(state), "eager": lambda: eager_model(state),
-               "fp64": lambda: eager_model(state, torch.float64)}[which]
+        run = {"baseline": lambda: run_model(state), "baseline_again": lambda: run_model(state),
+               "eager": lambda: eager_model(state), "fp64": lambda: eager_model(state, torch.float64)}[which]
         state.references[which] = run()
     return state.references[which]
 
@@ -360,7 +361,10 @@ def run_module(req: dict) -> dict:
     got = run_model(state, _stitched_modules(state, req))
     baseline = reference(state, "baseline")
     out = {"vs_baseline": cmp.compare_outputs(got, baseline, tols),
-           "vs_eager": cmp.compare_outputs(got, reference(state, "eager"), tols)}
+           "vs_eager": cmp.compare_outputs(got, reference(state, "eager"), tols),
+           # The baseline against itself run again: what the model varies by with no kernel changed
+           # (a candidate's difference from the baseline is read against it).
+           "baseline_self": cmp.compare_outputs(reference(state, "baseline_again"), baseline, tols)}
     if req.get("fp64"):
         # G3's fallback: both against the model in float64, so the cascade can ask whether the
         # candidate is at least as accurate as the baseline.
