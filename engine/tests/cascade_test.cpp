@@ -33,6 +33,29 @@ worker::SupervisorOptions cpu_worker() {
   return o;
 }
 
+// The profile of `bundle`'s first kernel with one recorded launch of `args`.
+agents::KernelProfile first_kernel(const ir::Bundle& b, const json& args) {
+  agents::KernelProfile p;
+  p.kernel = &b.graphs[0]->kernels.at(0);
+  p.family = profile::family(*p.kernel);
+  p.launches = {{{"args", args}}};
+  return p;
+}
+
+// `source` through the cascade on the CPU worker: accepted, with G1-G3 passed (G4 is not measured).
+verify::CascadeResult expect_g1_to_g3_pass(const ir::Bundle& b, const ir::Kernel& k, const std::string& source,
+                                           int seeds) {
+  worker::Supervisor sup(cpu_worker());
+  verify::CascadeOptions o;
+  o.timeout = std::chrono::seconds(300);
+  o.seeds = seeds;
+  verify::CascadeResult r = verify::run_cascade(sup, b, 0, k, source, o);
+  EXPECT_TRUE(r.accepted) << r.to_json().dump(2);
+  EXPECT_GE(r.gates.size(), 3u);
+  for (size_t g = 0; g < 3 && g < r.gates.size(); ++g) EXPECT_EQ(r.gates[g].status, "passed") << r.gates[g].gate;
+  return r;
+}
+
 std::string replace_once(std::string s, const std::string& from, const std::string& to) {
   size_t at = s.find(from);
   EXPECT_NE(at, std::string::npos) << from;
@@ -111,25 +134,15 @@ TEST(CascadeWorker, OneSegmentSplitScanPassesTheCascadeOnTheCapturedScan) {
   // one-segment-per-row instance the template proposes for many rows: it runs on the bundle's own
   // launch through the interpreter and passes G1-G3 (the dead workspace is scratch).
   auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/cumsum_split_scan_small");
-  agents::KernelProfile p;
-  p.kernel = &b->graphs[0]->kernels.at(0);
-  p.family = profile::family(*p.kernel);
   using kopt::testing::tensor;
   using kopt::testing::value;
-  p.launches = {{{"args", {tensor({64, 65536}), tensor({64, 65536}), tensor({8192}, "uint8"), value(64),
-                           value(65536)}}}};
+  agents::KernelProfile p = first_kernel(
+      *b, {tensor({64, 65536}), tensor({64, 65536}), tensor({8192}, "uint8"), value(64), value(65536)});
   std::string why;
   auto cands = agents::templates::instantiate(p, &why);
   ASSERT_FALSE(cands.empty()) << why;
   ASSERT_TRUE(cands.front().description.starts_with("scan_split one segment per row")) << cands.front().description;
-  worker::Supervisor sup(cpu_worker());
-  verify::CascadeOptions o;
-  o.timeout = 300s;
-  o.seeds = 2;
-  verify::CascadeResult r = verify::run_cascade(sup, *b, 0, *p.kernel, cands.front().source, o);
-  EXPECT_TRUE(r.accepted) << r.to_json().dump(2);
-  ASSERT_GE(r.gates.size(), 3u);
-  for (size_t g = 0; g < 3; ++g) EXPECT_EQ(r.gates[g].status, "passed") << r.gates[g].gate;
+  expect_g1_to_g3_pass(*b, *p.kernel, cands.front().source, 2);
 }
 
 TEST(CascadeWorker, RoundingOnlyDifferencesPassG2OnConditionOfTheFloat64Rule) {
@@ -171,25 +184,15 @@ TEST(CascadeWorker, SoftmaxRowsInTurnPassesTheCascadeOnTheCapturedSoftmax) {
   // rows-in-turn variant (each program takes XBLOCK rows in a pipelined loop): it runs on the
   // bundle's own launch through the interpreter and passes G1-G3.
   auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/softmax_rows_8k_small");
-  agents::KernelProfile p;
-  p.kernel = &b->graphs[0]->kernels.at(0);
-  p.family = profile::family(*p.kernel);
   using kopt::testing::tensor;
   using kopt::testing::value;
-  p.launches = {{{"args", {tensor({512, 8192}), tensor({512, 8192}), value(512), value(8192)}}}};
+  agents::KernelProfile p = first_kernel(*b, {tensor({512, 8192}), tensor({512, 8192}), value(512), value(8192)});
   std::string why;
   auto cands = agents::templates::instantiate(p, &why);
   auto it = std::find_if(cands.begin(), cands.end(),
                          [](const agents::Candidate& c) { return c.description.starts_with("row softmax rows in turn"); });
   ASSERT_NE(it, cands.end()) << why;
   EXPECT_NE(it->source.find("for i in tl.range(0, XBLOCK, num_stages=2):"), std::string::npos);
-  worker::Supervisor sup(cpu_worker());
-  verify::CascadeOptions o;
-  o.timeout = 300s;
-  o.seeds = 1;
-  verify::CascadeResult r = verify::run_cascade(sup, *b, 0, *p.kernel, it->source, o);
-  EXPECT_TRUE(r.accepted) << r.to_json().dump(2);
-  ASSERT_GE(r.gates.size(), 3u);
-  for (size_t g = 0; g < 3; ++g) EXPECT_EQ(r.gates[g].status, "passed") << r.gates[g].gate;
+  verify::CascadeResult r = expect_g1_to_g3_pass(*b, *p.kernel, it->source, 1);
   EXPECT_FALSE(verify::passed_on_rounding(r));
 }

@@ -25,8 +25,7 @@ from .bundle_runner import BundleError, _BundleBackend, call_args, is_kernel_fil
 from .compile_check import compile_for_launch
 from .cpu_runtime import load_module
 from .float64_mode import float64_everywhere
-from .launches import LaunchRecord, kernel_decls, kernel_vars, record_launches
-from .launches import snapshot as storage_copy
+from .launches import LaunchRecord, fresh_copies, kernel_decls, kernel_vars, record_launches
 from .ops import device
 from .poison import FILLS, poison, poison_args  # noqa: F401 (poison: re-exported)
 from .protocol import op
@@ -249,10 +248,7 @@ def _kernel_source(state: BundleState, rec: LaunchRecord) -> str:
 def _run_once(launcher, rec: LaunchRecord, inputs: list | None = None, seed: int | None = None,
               poisoned: tuple = (), fill: str = "nan") -> list[Any]:
     """One launch on a fresh copy of `inputs` (synthesized for `seed`; None: the recorded arguments)."""
-    if inputs is None:
-        args = rec.fresh_args()
-    else:
-        args = [storage_copy(a) if isinstance(a, torch.Tensor) else a for a in inputs]
+    args = fresh_copies(rec.args if inputs is None else inputs)
     poison_args(args, poisoned, fill, -1 if seed is None else seed)
     stream = torch.cuda.current_stream().cuda_stream if rec_is_cuda(rec) else None
     launcher.run(*args, stream=stream, **rec.kwargs)

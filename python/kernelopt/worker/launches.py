@@ -25,6 +25,11 @@ def snapshot(t: torch.Tensor) -> torch.Tensor:
     return out
 
 
+def fresh_copies(args: list) -> list:
+    """Launch arguments with every tensor snapshotted (a run may write into them)."""
+    return [snapshot(a) if isinstance(a, torch.Tensor) else a for a in args]
+
+
 def restore(dst: torch.Tensor, src: torch.Tensor) -> None:
     """Copies the whole storage of `src` into `dst`'s (same layout, same size)."""
     dst.untyped_storage().copy_(src.untyped_storage())
@@ -41,7 +46,7 @@ class LaunchRecord:
 
     def fresh_args(self) -> list[Any]:
         """New tensors holding the recorded values (a run may write into them)."""
-        return [snapshot(a) if isinstance(a, torch.Tensor) else a for a in self.args]
+        return fresh_copies(self.args)
 
     def synthesized_args(self, seed: int) -> list[Any]:
         """Fresh random tensors shaped like the recorded ones, for correctness runs on many seeds.

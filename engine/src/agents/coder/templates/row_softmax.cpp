@@ -63,10 +63,15 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
   int64_t rb = next_pow2(cols);
   bool log = k.family == "log_softmax";
   bool wide = rows * next_pow2(cols) >= (int64_t{1} << 31);
-  const std::string in = runtime[0]->name, out = runtime[1]->name;
-  const std::string params = entry_params(ker);
-  std::string result = log ? "    y = (x - m) - tl.log(s)\n" : "    y = e / s\n";
-  std::string def = fmt::format(
+  // Both schedules below are one text each, filled in with the same names.
+  auto render = [&](std::string_view text) {
+    return replace_entry(
+        ker, fmt::format(fmt::runtime(text), fmt::arg("name", ker.entry), fmt::arg("params", entry_params(ker)),
+                         fmt::arg("fam", k.family), fmt::arg("rb", rb), fmt::arg("widen", wide ? ".to(tl.int64)" : ""),
+                         fmt::arg("in", runtime[0]->name), fmt::arg("out", runtime[1]->name),
+                         fmt::arg("result", log ? "(x - m) - tl.log(s)" : "e / s")));
+  };
+  std::string source = render(
       "def {name}({params}):\n"
       "    # kernelopt template row_{fam}: one pass, each row read once into registers.\n"
       "    RB: tl.constexpr = {rb}\n"
@@ -78,19 +83,16 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
       "    m = tl.max(x, 1)[:, None]\n"
       "    e = tl.where(mask, tl.exp(x - m), 0.0)\n"
       "    s = tl.sum(e, 1)[:, None]\n"
-      "{result}"
-      "    tl.store({out} + offs, y.to({out}.dtype.element_ty), mask)\n",
-      fmt::arg("name", ker.entry), fmt::arg("params", params), fmt::arg("fam", k.family), fmt::arg("rb", rb),
-      fmt::arg("widen", wide ? ".to(tl.int64)" : ""), fmt::arg("in", in), fmt::arg("out", out),
-      fmt::arg("result", result));
-  std::string source = replace_entry(ker, def);
+      "    y = {result}\n"
+      "    tl.store({out} + offs, y.to({out}.dtype.element_ty), mask)\n");
   std::vector<Candidate> outc;
   for (const json& c : row_softmax_configs(rows, rb, has_r0_block))
     outc.push_back(instance(ker, k.family, source, c, fmt::format("row {} one-pass, {}", k.family, describe_config(c))));
   // Long rows: one program per SM at a time (the row fills its registers), so a program's load and
   // its reductions do not overlap. The same one pass with each program taking XBLOCK rows in turn,
   // the loop pipelined (num_stages): the next row's load is in flight while this one is reduced.
-  std::string in_turn = fmt::format(
+  std::vector<json> in_turn = rows_in_turn_configs(rows, rb, has_r0_block);
+  std::string in_turn_source = in_turn.empty() ? std::string() : render(
       "def {name}({params}):\n"
       "    # kernelopt template row_{fam}, rows in turn: one pass per row, XBLOCK rows per program in a\n"
       "    # pipelined loop (the next row's load in flight while this one is reduced).\n"
@@ -105,13 +107,9 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
       "        m = tl.max(x, 0)\n"
       "        e = tl.where(mask, tl.exp(x - m), 0.0)\n"
       "        s = tl.sum(e, 0)\n"
-      "    {result}"
-      "        tl.store({out} + offs, y.to({out}.dtype.element_ty), mask)\n",
-      fmt::arg("name", ker.entry), fmt::arg("params", params), fmt::arg("fam", k.family), fmt::arg("rb", rb),
-      fmt::arg("widen", wide ? ".to(tl.int64)" : ""), fmt::arg("in", in), fmt::arg("out", out),
-      fmt::arg("result", result));
-  std::string in_turn_source = replace_entry(ker, in_turn);
-  for (const json& c : rows_in_turn_configs(rows, rb, has_r0_block))
+      "        y = {result}\n"
+      "        tl.store({out} + offs, y.to({out}.dtype.element_ty), mask)\n");
+  for (const json& c : in_turn)
     outc.push_back(instance(ker, k.family, in_turn_source, c,
                             fmt::format("row {} rows in turn, {}", k.family, describe_config(c))));
   if (outc.empty()) return no("no launch config fits the row length");
