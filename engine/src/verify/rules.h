@@ -24,7 +24,8 @@ struct Verdict {
 };
 
 // A run_module reply (with fp64) judged: within tolerance of the baseline, or else no less
-// accurate than the baseline against float64 (times o.fp64_slack), NaN/Inf positions matching.
+// accurate than the baseline against float64 (times o.fp64_slack, or plus the baseline's own
+// run-to-run spread, whichever is larger), NaN/Inf positions matching.
 // `fp64_only`: the float64 rule decides even when the outputs are within tolerance of the baseline.
 Verdict model_verdict(const nlohmann::json& run_module_reply, const CascadeOptions& o, bool fp64_only = false);
 
