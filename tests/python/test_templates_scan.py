@@ -47,6 +47,37 @@ def test_template_is_verified_and_used(kernelopt_bin, tmp_path, bundle, kernel, 
     assert result_vs_eager(out)["match"]
 
 
+def unmasked_columns(src: Path, dst: Path) -> Path:
+    """The argmin fixture as Inductor writes it when the column count is a multiple of every XBLOCK
+    (4096 columns on the H200): an all-true column mask, so loads, updates and the store drop it."""
+    import shutil
+    shutil.copytree(src, dst)
+    module = dst / "module_0.py"
+    text = module.read_text()
+    for old, new in [("xmask = xindex < xnumel", "xmask = tl.full([XBLOCK], True, tl.int1)[:, None]"),
+                     ("r0_mask & xmask", "r0_mask"), ("tl.store(out_ptr0 + (x0), tmp2, xmask)",
+                                                       "tl.store(out_ptr0 + (x0), tmp2, None)")]:
+        assert old in text, old
+        text = text.replace(old, new)
+    module.write_text(text)
+    return dst
+
+
+def test_column_template_takes_the_unmasked_form(kernelopt_bin, tmp_path):
+    bundle = unmasked_columns(DATA / "argmin_dim0_inductor_form", tmp_path / "bundle")
+    out = tmp_path / "out"
+    r = optimize(kernelopt_bin, bundle, out, tmp_path / "results.db", "--seeds", "2")
+    assert r.returncode == 0, r.stderr
+    k = json.loads((out / "report.json").read_text())["kernels"][0]
+    assert k["accepted"] and not any("column" in d or "orientation" in d for d in k.get("declined", [])), k
+    chosen = next(c for c in k["candidates"] if c["id"] == k["chosen"])
+    assert chosen["origin"] == "template:arg_reduction", chosen
+    assert [g["status"] for g in chosen["gates"][:3]] == ["passed"] * 3
+    optimized = (out / "module_0.py").read_text()
+    assert "xmask = tl.full([XBLOCK], True, tl.int1)[None, :]" in optimized
+    assert result_vs_eager(out)["match"]
+
+
 def test_a_split_scans_workspace_is_scratch_and_only_it():
     """Another block size leaves other lookback slots in the workspace: compared, that alone fails
     G2's comparison; as the scratch argument the engine declares it, the run matches (the output

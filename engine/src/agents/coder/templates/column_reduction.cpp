@@ -134,7 +134,10 @@ std::vector<Candidate> column_reduction(const KernelProfile& k, std::string* why
     std::string rest = l;
     for (const char* ok : {"[R0_BLOCK, XBLOCK]", "tl.arange(0, XBLOCK)", "tl.arange(0, R0_BLOCK)",
                            "tl.program_id(0) * XBLOCK", "tl.range(0, r0_numel, R0_BLOCK)", "[None, :]", "[:, None]",
-                           "R0_BLOCK: tl.constexpr", "RBLOCK: tl.constexpr = R0_BLOCK", "[R0_BLOCK]", "[1, 1]"})
+                           "R0_BLOCK: tl.constexpr", "RBLOCK: tl.constexpr = R0_BLOCK", "[R0_BLOCK]", "[1, 1]",
+                           // An all-true 1-D mask (xnumel a multiple of every XBLOCK), broadcast after.
+                           "tl.full([XBLOCK], True, tl.int1)",
+                           ", None)"})  // a store's mask left out
       rest = replace_all(rest, ok, "");
     if (rest.find("XBLOCK") != std::string::npos || rest.find("R0_BLOCK") != std::string::npos ||
         rest.find("None") != std::string::npos || rest.find(":]") != std::string::npos ||
