@@ -3,8 +3,8 @@
 # 1/2 on GPU 1. SPECS lists runs as TAG:LEVELS (default "b:1,2,3"); a lane goes through them in order while time
 # is left, each resuming from .gpu-state/TAGI/{run.json,results.jsonl} (what the previous call brought back,
 # unpacked here), so a suite longer than one call runs over several. Each lane's state, logs, the problems'
-# report.json files and module sources come back as $OUT/laneI.tgz (unpack into .gpu-state/ for the next call). EXTRA1 (a command)
-# runs on GPU 1 before its lane. The engine (Release build) and its shared libraries travel in .gpu-bin/, wheels
+# report.json files and module sources come back as $OUT/laneI.tgz (unpack into .gpu-state/ for the next call). EXTRA0 and
+# EXTRA1 (commands) run on GPU 0 / GPU 1 before that GPU's lane. The engine (Release build) and its shared libraries travel in .gpu-bin/, wheels
 # in .whl/. Env: LIMIT (s for the whole call), BUDGET (s per problem), SPECS, NO_LANE1 (EXTRA1 only), VERBOSE
 # (the jobs' own progress lines, with seconds, in the lanes' logs).
 set -u
@@ -31,9 +31,10 @@ lane() {  # GPU shard
   # what explains a template's or rewrite's decline (report.json `declined`).
   (cd $st && tar czf $OUT/lane$s.tgz --exclude=problem.py --exclude='*.html' --exclude='*.md' .)
 }
-lane 0 0 &
+( if [ -n "${EXTRA0:-}" ]; then CUDA_VISIBLE_DEVICES=0 KERNELOPT_DB=/tmp/ke0.db bash -c "$EXTRA0" >$OUT/extra0.log 2>&1; fi
+  lane 0 0 ) &
 ( if [ -n "${EXTRA1:-}" ]; then CUDA_VISIBLE_DEVICES=1 KERNELOPT_DB=/tmp/ke.db bash -c "$EXTRA1" >$OUT/extra.log 2>&1; fi
   [ -z "${NO_LANE1:-}" ] && lane 1 1 ) &
 wait
-echo "=== extra"; cut -c1-400 $OUT/extra.log 2>/dev/null | tail -60
+for x in extra0 extra; do echo "=== $x"; cut -c1-400 $OUT/$x.log 2>/dev/null | tail -60; done
 for f in /tmp/lane*/*/bench.log; do echo "=== $f"; grep -E "^\[bench [0-9].*(x over|error)|rc=" $f | cut -c1-200; done
