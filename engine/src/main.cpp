@@ -6,9 +6,11 @@
 
 #include "artifact/pyparse/ast.h"
 #include "cli/commands.h"
+#include "util/crash.h"
 #include "util/error.h"
 
 int main(int argc, char** argv) {
+  kopt::util::install_crash_handler();
   CLI::App app{"kernelopt: makes torch.compile'd models faster by optimizing Inductor's Triton kernels"};
   app.set_version_flag("--version", std::string("kernelopt ") + KOPT_VERSION);
   app.require_subcommand(1);

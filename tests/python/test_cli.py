@@ -200,3 +200,20 @@ def test_sigterm_leaves_no_worker_behind(kernelopt_bin, tmp_path):
     for w in workers:
         stat = pathlib.Path(f"/proc/{w}/stat")
         assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z", f"worker {w} survived"
+
+
+def test_a_crash_prints_a_backtrace_and_keeps_its_signal(kernelopt_bin, tmp_path):
+    # The engine crashing (here: a SIGSEGV sent while it waits on its worker) says so on stderr with
+    # the frames a bug report needs, then dies by the same signal, so callers see the usual status.
+    p = subprocess.Popen([kernelopt_bin, "profile", str(CORPUS / "softmax_large"), "--device", "cpu", "-q"],
+                         env=_cli_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    children = pathlib.Path(f"/proc/{p.pid}/task/{p.pid}/children")
+    for _ in range(200):  # wait for the worker to be running
+        time.sleep(0.05)
+        if children.exists() and children.read_text().split():
+            break
+    p.send_signal(signal.SIGSEGV)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == -signal.SIGSEGV, (p.returncode, err[-500:])
+    assert "kernelopt: crashed (Segmentation fault); this is a bug" in err, err[-500:]
+    assert "kernelopt(+0x" in err or "kernelopt(" in err, err[-500:]  # the frames, as binary(+offset)
