@@ -4,6 +4,7 @@
 #include <regex>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "agents/coder/config_space.h"
 #include "agents/coder/pin_config.h"
@@ -141,7 +142,8 @@ std::vector<Candidate> pool2d(const KernelProfile& k, std::string* why_not) {
   if (ker.kind != "pointwise") return no("not a pointwise pooling kernel");
   if (ker.aten_ops != std::vector<std::string>{"aten.max_pool2d_with_indices"} &&
       ker.aten_ops != std::vector<std::string>{"aten.avg_pool2d"})
-    return no("the kernel fuses more than one pooling op");
+    return no(fmt::format("the kernel is not one square 2-D pooling op alone (it computes {})",
+                          fmt::join(ker.aten_ops, ", ")));
   auto pp = parse(ker.comment, &why);
   if (!pp) return no(why);
   if (pp->s > pp->k || pp->k > 8 || pp->p * 2 > pp->k) return no("stride above kernel size, or a window above 8");
