@@ -249,9 +249,9 @@ int bench(const BenchOptions& o) {
                     << f.value("error", "?").substr(0, 200) << "\n";
         std::lock_guard lock(mu);
         rows[i] = row;
+        write_outputs();  // before the line: a problem reported done is in the run's files, even if killed next
         std::cerr << fmt::format("[bench {}/{}] {}: {} ({:.0f} s)\n", i + 1, problems.size(), p.id, progress_line(row),
                                  row.value("seconds", 0.0));
-        write_outputs();
       }
     } catch (const std::exception& e) {  // no worker, or the database: the run cannot go on here
       std::lock_guard lock(mu);
