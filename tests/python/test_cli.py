@@ -182,17 +182,23 @@ def test_profile_meta_mismatch_names_the_argument(kernelopt_bin, tmp_path):
                    "graph 0 argument 0", "recapture")
 
 
-def test_sigterm_leaves_no_worker_behind(kernelopt_bin, tmp_path):
+def _profile_with_its_worker(kernelopt_bin, tmp_path, stderr):
+    """A CPU-mode `profile` run, once its worker is running: (the process, the worker pids)."""
     p = subprocess.Popen([kernelopt_bin, "profile", str(CORPUS / "softmax_large"), "--device", "cpu", "-q"],
-                         env=_cli_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                         env=_cli_env(tmp_path), stdout=subprocess.DEVNULL, stderr=stderr, text=True)
     children = pathlib.Path(f"/proc/{p.pid}/task/{p.pid}/children")
     workers = []
-    for _ in range(200):  # wait for the worker to be running
+    for _ in range(200):
         time.sleep(0.05)
         workers = children.read_text().split() if children.exists() else []
         if workers:
             break
     assert workers, "no worker started"
+    return p, workers
+
+
+def test_sigterm_leaves_no_worker_behind(kernelopt_bin, tmp_path):
+    p, workers = _profile_with_its_worker(kernelopt_bin, tmp_path, subprocess.DEVNULL)
     time.sleep(1.0)
     p.send_signal(signal.SIGTERM)
     assert p.wait(timeout=30) != 0
@@ -205,15 +211,9 @@ def test_sigterm_leaves_no_worker_behind(kernelopt_bin, tmp_path):
 def test_a_crash_prints_a_backtrace_and_keeps_its_signal(kernelopt_bin, tmp_path):
     # The engine crashing (here: a SIGSEGV sent while it waits on its worker) says so on stderr with
     # the frames a bug report needs, then dies by the same signal, so callers see the usual status.
-    p = subprocess.Popen([kernelopt_bin, "profile", str(CORPUS / "softmax_large"), "--device", "cpu", "-q"],
-                         env=_cli_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    children = pathlib.Path(f"/proc/{p.pid}/task/{p.pid}/children")
-    for _ in range(200):  # wait for the worker to be running
-        time.sleep(0.05)
-        if children.exists() and children.read_text().split():
-            break
+    p, _ = _profile_with_its_worker(kernelopt_bin, tmp_path, subprocess.PIPE)
     p.send_signal(signal.SIGSEGV)
     _, err = p.communicate(timeout=30)
     assert p.returncode == -signal.SIGSEGV, (p.returncode, err[-500:])
     assert "kernelopt: crashed (Segmentation fault); this is a bug" in err, err[-500:]
-    assert "kernelopt(+0x" in err or "kernelopt(" in err, err[-500:]  # the frames, as binary(+offset)
+    assert "kernelopt(+0x" in err, err[-500:]  # the frames, as binary(+offset)

@@ -10,6 +10,7 @@ import os
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import json  # noqa: E402
+import shutil  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
@@ -17,6 +18,25 @@ import pytest  # noqa: E402
 from test_optimize import CORPUS, optimize, result_vs_eager  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data"
+
+
+def template_used(kernelopt_bin, tmp_path, bundle, kernel, family, marker):
+    """`optimize` in CPU mode on `bundle`: `kernel` takes the `family` template's `marker` instance, which
+    passed G1-G3, and the optimized model matches eager. Returns the kernel's report and the module text."""
+    out = tmp_path / "out"
+    # Two random seeds besides the recorded inputs keep the interpreter's run time in bounds.
+    r = optimize(kernelopt_bin, bundle, out, tmp_path / "results.db", "--seeds", "2")
+    assert r.returncode == 0, r.stderr
+    report = json.loads((out / "report.json").read_text())
+    k = next(k for k in report["kernels"] if k["name"] == kernel)
+    assert k["family"] == family and k["accepted"], k
+    chosen = next(c for c in k["candidates"] if c["id"] == k["chosen"])
+    assert chosen["origin"] == f"template:{family}" and chosen["description"].startswith(marker), chosen
+    assert [g["status"] for g in chosen["gates"][:3]] == ["passed"] * 3
+    optimized = (out / "module_0.py").read_text()
+    assert f"kernelopt template {marker}" in optimized
+    assert result_vs_eager(out)["match"]
+    return k, optimized
 
 
 @pytest.mark.parametrize("bundle, kernel, family, marker", [
@@ -30,27 +50,14 @@ DATA = Path(__file__).resolve().parent / "data"
     (DATA / "argmin_dim0_inductor_form", "triton_red_fused_argmin_0", "arg_reduction", "column_reduction"),
 ])
 def test_template_is_verified_and_used(kernelopt_bin, tmp_path, bundle, kernel, family, marker):
-    out = tmp_path / "out"
-    # Two random seeds besides the recorded inputs keep the interpreter's run time in bounds.
-    r = optimize(kernelopt_bin, bundle, out, tmp_path / "results.db", "--seeds", "2")
-    assert r.returncode == 0, r.stderr
-    report = json.loads((out / "report.json").read_text())
-    k = next(k for k in report["kernels"] if k["name"] == kernel)
-    assert k["family"] == family and k["accepted"], k
-    chosen = next(c for c in k["candidates"] if c["id"] == k["chosen"])
-    assert chosen["origin"] == f"template:{family}" and chosen["description"].startswith(marker)
-    assert [g["status"] for g in chosen["gates"][:3]] == ["passed"] * 3
-    optimized = (out / "module_0.py").read_text()
-    assert f"kernelopt template {marker}" in optimized
+    _, optimized = template_used(kernelopt_bin, tmp_path, bundle, kernel, family, marker)
     if marker.startswith("scan"):
         assert "kopt_carry" in optimized  # more than one chunk per row: the carried prefix is exercised
-    assert result_vs_eager(out)["match"]
 
 
 def unmasked_columns(src: Path, dst: Path) -> Path:
     """The argmin fixture as Inductor writes it when the column count is a multiple of every XBLOCK
     (4096 columns on the H200): an all-true column mask, so loads, updates and the store drop it."""
-    import shutil
     shutil.copytree(src, dst)
     module = dst / "module_0.py"
     text = module.read_text()
@@ -65,17 +72,10 @@ def unmasked_columns(src: Path, dst: Path) -> Path:
 
 def test_column_template_takes_the_unmasked_form(kernelopt_bin, tmp_path):
     bundle = unmasked_columns(DATA / "argmin_dim0_inductor_form", tmp_path / "bundle")
-    out = tmp_path / "out"
-    r = optimize(kernelopt_bin, bundle, out, tmp_path / "results.db", "--seeds", "2")
-    assert r.returncode == 0, r.stderr
-    k = json.loads((out / "report.json").read_text())["kernels"][0]
-    assert k["accepted"] and not any("column" in d or "orientation" in d for d in k.get("declined", [])), k
-    chosen = next(c for c in k["candidates"] if c["id"] == k["chosen"])
-    assert chosen["origin"] == "template:arg_reduction", chosen
-    assert [g["status"] for g in chosen["gates"][:3]] == ["passed"] * 3
-    optimized = (out / "module_0.py").read_text()
+    k, optimized = template_used(kernelopt_bin, tmp_path, bundle, "triton_red_fused_argmin_0", "arg_reduction",
+                                 "column_reduction")
+    assert not any("column" in d or "orientation" in d for d in k.get("declined", [])), k
     assert "xmask = tl.full([XBLOCK], True, tl.int1)[None, :]" in optimized
-    assert result_vs_eager(out)["match"]
 
 
 def test_a_split_scans_workspace_is_scratch_and_only_it():

@@ -31,8 +31,8 @@ Verdict model_verdict(const json& r, const CascadeOptions& o, bool fp64_only) {
              {"fp64_slack", o.fp64_slack}, {"tolerances", o.tol.to_json()}};
   // The model's own run-to-run spread (the baseline against a second run of itself; zero when it is
   // deterministic): the float64 rule below allows for it.
-  double spread = r.contains("baseline_self") ? worst_rel(r["baseline_self"], "outputs") : 0.0;
-  if (r.contains("baseline_self")) ev["baseline_self_max_rel"] = spread;
+  double spread = 0.0;
+  if (r.contains("baseline_self")) ev["baseline_self_max_rel"] = spread = worst_rel(r["baseline_self"], "outputs");
   if (r["vs_baseline"].value("ok", false) && !fp64_only) {
     ev["rule"] = "within tolerance of the baseline";
     return {true, ev};
