@@ -7,6 +7,9 @@ overlaps another's reductions; a 32K bf16 row measured 1.35x its floor that way 
   narrow  the row kept in its own dtype (max is exact there); float32 only inside exp and the output,
           so half the registers stay live and two programs can share an SM
   halves  the row loaded as two half-rows (two [RB/2] tiles): the same bytes, smaller tensors
+  two_pass  the row in chunks of CB, twice: a running max and sum over the chunks, then each chunk
+          loaded again and written; small programs (several per SM), the second read served by L2
+          while few enough rows are in flight (rows in flight x row bytes < L2)
 
 Usage: python3 benchmarks/long_rows.py  (prints ms, GB/s and registers/spills per variant and shape)
 """
@@ -66,6 +69,28 @@ def halves_rows(x_ptr, y_ptr, n, RB: tl.constexpr, LOG: tl.constexpr):
     tl.store(y_ptr + row * n + c1, y1.to(y_ptr.dtype.element_ty), k1)
 
 
+@triton.jit
+def two_pass_rows(x_ptr, y_ptr, n, CB: tl.constexpr, LOG: tl.constexpr, KEEP: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    base = x_ptr + row * n
+    m = float("-inf")
+    s = 0.0
+    for c0 in tl.range(0, n, CB):
+        cols = c0 + tl.arange(0, CB)
+        x = tl.load(base + cols, cols < n, other=float("-inf"),
+                    eviction_policy="evict_last" if KEEP else "").to(tl.float32)
+        mn = tl.maximum(m, tl.max(x, 0))
+        s = s * tl.exp(m - mn) + tl.sum(tl.exp(x - mn), 0)
+        m = mn
+    ls = tl.log(s)
+    for c0 in tl.range(0, n, CB):
+        cols = c0 + tl.arange(0, CB)
+        k = cols < n
+        x = tl.load(base + cols, k, other=float("-inf"), eviction_policy="evict_first").to(tl.float32)
+        y = (x - m) - ls if LOG else tl.exp(x - m) / s
+        tl.store(y_ptr + row * n + cols, y.to(y_ptr.dtype.element_ty), k)
+
+
 def main():
     torch.manual_seed(0)
     for rows, cols, dtype, log in [(4096, 32000, torch.bfloat16, True), (8192, 32768, torch.bfloat16, False),
@@ -91,6 +116,18 @@ def main():
                           f"regs={k.n_regs} spills={k.n_spills} max_err={err:.2e}")
                 except Exception as e:  # a variant that does not compile at this size
                     print(f"  {name:7s} warps={w:2d} failed: {str(e).splitlines()[0][:120]}")
+        for keep in (False, True):
+            for cb in (1024, 2048, 4096, 8192):
+                for w in (4, 8, 16):
+                    if cb // (32 * w) < 4:
+                        continue
+                    y = torch.empty_like(x)
+                    run = lambda: two_pass_rows[(rows,)](x, y, cols, CB=cb, LOG=log, KEEP=keep, num_warps=w)
+                    k = run()
+                    err = (y.float() - want).abs().max().item()
+                    ms = do_bench(run, warmup=20, rep=200, return_mode="median")
+                    print(f"  two_pass CB={cb:5d} warps={w:2d} keep={int(keep)} {ms:.4f} ms {moved / ms / 1e6:5.0f} GB/s "
+                          f"regs={k.n_regs} spills={k.n_spills} max_err={err:.2e}")
 
 
 if __name__ == "__main__":

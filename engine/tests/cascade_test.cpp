@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "agents/agent.h"
 #include "agents/coder/templates/templates.h"
@@ -202,6 +203,28 @@ TEST(CascadeWorker, RoundingOnlyDifferencesPassG2OnConditionOfTheFloat64Rule) {
   EXPECT_EQ(same.status, "not_measured") << same.evidence.dump(2);
   EXPECT_NE(same.evidence["correctness"]["rule"].get<std::string>().find("float64 rule (required"),
             std::string::npos);
+}
+
+TEST(CascadeWorker, SoftmaxTwoPassesPassesTheCascadeOnTheCapturedSoftmax) {
+  // The same captured softmax with the two-pass schedule (each row in chunks: a running max and sum,
+  // then the chunks read again and written) passes G1-G3 on the bundle's own launch through the
+  // interpreter, four chunks per row.
+  auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/softmax_rows_8k_small");
+  using kopt::testing::tensor;
+  using kopt::testing::value;
+  agents::KernelProfile p = first_kernel(*b, {tensor({512, 8192}), tensor({512, 8192}), value(512), value(8192)});
+  std::string why;
+  auto cands = agents::templates::instantiate(p, &why);
+  std::set<std::string> sizes;
+  for (const agents::Candidate& c : cands) {
+    if (!c.description.starts_with("row softmax two passes")) continue;
+    std::string cb = c.description.substr(c.description.find("CB="), 8);
+    if (!sizes.insert(cb).second || cb != "CB=2048,") continue;  // the interpreter is slow: one is run
+    EXPECT_NE(c.source.find("eviction_policy='evict_last'"), std::string::npos);
+    verify::CascadeResult r = expect_g1_to_g3_pass(*b, *p.kernel, c.source, 1);
+    EXPECT_TRUE(r.accepted) << c.description;
+  }
+  EXPECT_EQ(sizes, (std::set<std::string>{"CB=2048,", "CB=4096,"})) << why;
 }
 
 TEST(CascadeWorker, SoftmaxRowsInTurnPassesTheCascadeOnTheCapturedSoftmax) {
