@@ -245,6 +245,25 @@ def test_kernel_files_are_captured_ahead_and_their_jobs_start_from_the_bundles(k
         assert inside[name]["status"] == ahead[name]["status"] and inside[name]["correct"] is True
 
 
+GPU = (os.environ.get("KERNELOPT_TEST_DEVICE") == "cuda" and os.environ.get("TRITON_INTERPRET") == "0")
+
+
+@pytest.mark.skipif(not GPU, reason="GPU tier: KERNELOPT_TEST_DEVICE=cuda TRITON_INTERPRET=0 on a CUDA machine")
+def test_bench_on_the_gpu_measures_and_names_the_gpu(kernelopt_bin, tmp_path):
+    """One problem file through the suite runner on the GPU: captured, optimized, timed side by side,
+    and its row names the GPU (read from the worker's hello, a step that once read freed memory)."""
+    s = tmp_path / "suite" / "level1"
+    s.mkdir(parents=True)
+    shutil.copy(ROOT / "examples/problems/softmax_lastdim.py", s / "softmax_lastdim.py")
+    r = bench(kernelopt_bin, tmp_path / "suite", "--out", tmp_path / "run", "--db", tmp_path / "results.db",
+              "--budget-per-problem", 10, "--reps", 10)
+    assert r.returncode == 0, r.stderr
+    row = json.loads((tmp_path / "run" / "results.jsonl").read_text().splitlines()[0])
+    assert row["status"] in ("optimized", "fallback") and row["correct"] is True, row
+    assert row["measured"] is True and row["compiled"]["device_ms"] > 0 and row["optimized"]["device_ms"] > 0
+    assert isinstance(row["gpu"], str) and "NVIDIA" in row["gpu"], row["gpu"]
+
+
 def test_worker_bench_ops(monkeypatch):
     """bench_times answers "not measured" in CPU mode; its side-by-side plumbing (one compiled model for
     torch.compile and optimized, eager apart) runs here with a stand-in for the CUDA timer; forget_bundles

@@ -229,7 +229,9 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
     double k = cm.value("kernel_ms", 0.0);
     row["host_bound"] = cm["wall_ms"].get<double>() > bench::kHostBound * k;
     if (k > 0) row["vendor_share"] = cm.value("vendor_ms", 0.0) / k;
-    if (auto& h = sup.hellos().at(0); h.contains("gpu") && h["gpu"].is_object()) row["gpu"] = h["gpu"].value("name", "");
+    // A copy: hellos() returns by value (a reference into that temporary dangled and now and then
+    // crashed `kernelopt bench` after timing a problem).
+    if (json h = sup.hellos().at(0); h.contains("gpu") && h["gpu"].is_object()) row["gpu"] = h["gpu"].value("name", "");
   }
   if (row["measured"] == true && report.is_object())
     if (auto f = module_floor_ms(report, row["compiled"]["device_ms"].get<double>())) row["floor_ms"] = *f;
