@@ -10,8 +10,11 @@ overlaps another's reductions; a 32K bf16 row measured 1.35x its floor that way 
   two_pass  the row in chunks of CB, twice: a running max and sum over the chunks, then each chunk
           loaded again and written; small programs (several per SM), the second read served by L2
           while few enough rows are in flight (rows in flight x row bytes < L2)
+  turns   two_pass with XB rows per program, one after another: the grid (rows / XB) bounds the rows in
+          flight, whatever the occupancy, so a very long row's second read still finds it in L2
 
-Usage: python3 benchmarks/long_rows.py  (prints ms, GB/s and registers/spills per variant and shape)
+Usage: python3 benchmarks/long_rows.py [turns]  (prints ms, GB/s and registers/spills per variant and shape;
+`turns`: only the bounded-grid two-pass variants, on LLM-vocabulary rows)
 """
 import torch
 import triton
@@ -91,6 +94,59 @@ def two_pass_rows(x_ptr, y_ptr, n, CB: tl.constexpr, LOG: tl.constexpr, KEEP: tl
         tl.store(y_ptr + row * n + cols, y.to(y_ptr.dtype.element_ty), k)
 
 
+@triton.jit
+def turns_rows(x_ptr, y_ptr, n_rows, n, CB: tl.constexpr, XB: tl.constexpr, LOG: tl.constexpr):
+    for i in range(0, XB):
+        row = (tl.program_id(0) * XB + i).to(tl.int64)
+        base = x_ptr + row * n
+        live = row < n_rows
+        m = float("-inf")
+        s = 0.0
+        for c0 in tl.range(0, n, CB):
+            cols = c0 + tl.arange(0, CB)
+            x = tl.load(base + cols, (cols < n) & live, other=float("-inf"), eviction_policy="evict_last").to(tl.float32)
+            mn = tl.maximum(m, tl.max(x, 0))
+            sm = tl.where(mn == float("-inf"), 0.0, mn)
+            s = s * tl.exp(m - sm) + tl.sum(tl.exp(x - sm), 0)
+            m = mn
+        ls = tl.log(s)
+        for c0 in tl.range(0, n, CB):
+            cols = c0 + tl.arange(0, CB)
+            k = (cols < n) & live
+            x = tl.load(base + cols, k, other=float("-inf"), eviction_policy="evict_first").to(tl.float32)
+            y = (x - m) - ls if LOG else tl.exp(x - m) / s
+            tl.store(y_ptr + row * n + cols, y.to(y_ptr.dtype.element_ty), k)
+
+
+def turns_only():
+    """The two-pass schedule with the rows in flight bounded by the grid, on LLM-vocabulary rows."""
+    torch.manual_seed(0)
+    for rows, cols, dtype, log in [(1024, 128256, torch.bfloat16, True), (8192, 50304, torch.bfloat16, False),
+                                   (4096, 32000, torch.bfloat16, True)]:
+        x = torch.randn(rows, cols, device="cuda", dtype=dtype) * 3
+        want = (torch.log_softmax if log else torch.softmax)(x.float(), -1)
+        moved = 2 * x.numel() * x.element_size()
+        print(f"{rows}x{cols} {str(dtype)[6:]} {'log_softmax' if log else 'softmax'} (row {cols * x.element_size() >> 10} KB)")
+        for cb, w in [(8192, 16), (16384, 32), (32768, 32)]:
+            y = torch.empty_like(x)
+            run = lambda: two_pass_rows[(rows,)](x, y, cols, CB=cb, LOG=log, KEEP=True, num_warps=w)
+            k = run()
+            ms = do_bench(run, warmup=20, rep=200, return_mode="median")
+            print(f"  two_pass CB={cb:5d} warps={w:2d} {ms:.4f} ms {moved / ms / 1e6:5.0f} GB/s regs={k.n_regs}")
+        for xb in (2, 4, 8, 16, 32, 64):
+            if rows // xb < 64:
+                break
+            for cb, w in [(8192, 16), (8192, 32), (16384, 32)]:
+                y = torch.empty_like(x)
+                grid = (triton.cdiv(rows, xb),)
+                run = lambda: turns_rows[grid](x, y, rows, cols, CB=cb, XB=xb, LOG=log, num_warps=w)
+                k = run()
+                err = (y.float() - want).abs().max().item()
+                ms = do_bench(run, warmup=20, rep=200, return_mode="median")
+                print(f"  turns XB={xb:2d} programs={grid[0]:5d} CB={cb:5d} warps={w:2d} {ms:.4f} ms "
+                      f"{moved / ms / 1e6:5.0f} GB/s regs={k.n_regs} max_err={err:.2e}")
+
+
 def main():
     torch.manual_seed(0)
     for rows, cols, dtype, log in [(4096, 32000, torch.bfloat16, True), (8192, 32768, torch.bfloat16, False),
@@ -131,4 +187,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+    turns_only() if sys.argv[1:] == ["turns"] else main()

@@ -4,6 +4,7 @@
 // plain softmax kernels and declines fused ones.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "agents/agent.h"
@@ -199,6 +200,12 @@ TEST(RowSoftmaxTemplate, DeclinesWhatItDoesNotHandle) {
   p.launches = {{{"args", {tensor({16, 65536}), tensor({16, 65536}), value(16), value(65536)}}}};
   auto long_rows = agents::templates::instantiate(p, &why);
   ASSERT_FALSE(long_rows.empty()) << why;
+  // CB=32768 over 32 warps: one program per SM, for rows of 64K+ (fewer rows in flight, so each
+  // stays in L2 for its second read).
+  EXPECT_TRUE(std::any_of(long_rows.begin(), long_rows.end(), [](const agents::Candidate& c) {
+    return c.description.starts_with("row softmax two passes, CB=32768") &&
+           c.description.find("num_warps=32") != std::string::npos;
+  }));
   for (const auto& c : long_rows) {
     EXPECT_TRUE(c.description.starts_with("row softmax two passes, CB=")) << c.description;
     EXPECT_EQ(c.source.find("RB: tl.constexpr"), std::string::npos);
