@@ -35,6 +35,13 @@ TEST(SinglePass, SoftmaxReadsEachRowOnce) {
   EXPECT_NE(sp->source.find("tmp4 = tmp0\n"), std::string::npos);
   EXPECT_EQ(sp->source.find("evict_last"), std::string::npos);  // the row need not stay in cache
   EXPECT_EQ(sp->source.find("R0_BLOCK]"), std::string::npos);   // every block shape is the kernel's own
+  // The one combine on fresh accumulators, folded to its closed form (no exps left in it).
+  EXPECT_EQ(sp->combines, 1);
+  EXPECT_EQ(sp->source.find("online_softmax_combine"), std::string::npos);
+  EXPECT_NE(sp->source.find("_tmp2_max_next = tmp1\n"), std::string::npos) << sp->source;
+  EXPECT_NE(sp->source.find("_tmp2_sum_next = tl.where(tmp1 == float('-inf'), 1.0, (tmp1 - tmp1) + 1.0)"),
+            std::string::npos);
+  EXPECT_NE(sp->source.find("online_softmax_reduce"), std::string::npos);  // the reduce is the kernel's own
 }
 
 TEST(SinglePass, CandidatesPinConfigsAndPassG1) {

@@ -11,8 +11,15 @@ import os
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
+import torch
+import triton
+import triton.language as tl
 from conftest import CORPUS, ROOT
+from kernelopt.worker.cpu_runtime import _interpreter_triton_helpers
+
+triton_helpers = _interpreter_triton_helpers()  # Inductor's helpers as CPU mode runs them (libdevice_cpu)
 
 DEVICE = os.environ.get("KERNELOPT_TEST_DEVICE", "cpu")
 SOFTMAX = "triton_red_fused__softmax_exp_prepare_softmax_online_sub_0"
@@ -67,8 +74,9 @@ def test_rewritten_softmax_passes_the_gates(kernelopt_bin, tmp_path):
     cands = rewrites_of(kernelopt_bin, bundle, SOFTMAX, tmp_path / "rewrites")
     # The single-pass rewrite (one per pinned config), then the hint-free variant (Inductor already
     # hints evict_last/evict_first on the two passes).
-    single = [c for c in cands if c["description"].startswith("single pass: each row read once (1 reload(s) removed, "
-                                                                "rows of 64)")]
+    single = [c for c in cands if c["description"].startswith(
+        "single pass: each row read once (1 reload(s) removed, 1 softmax combine(s) on fresh accumulators folded, "
+        "rows of 64)")]
     assert [c["description"] for c in cands[len(single):]] == ["eviction hints removed"]
     assert len(single) >= 2 and "XBLOCK=1 " in single[0]["description"]
     original = (bundle / "module_0.py").read_text()
@@ -79,6 +87,7 @@ def test_rewritten_softmax_passes_the_gates(kernelopt_bin, tmp_path):
     # No loop, the row loaded once, the block the kernel's own, the config pinned.
     assert "for r0_offset" not in one_pass and one_pass.count("tl.load(") == 1
     assert "R0_ALL: tl.constexpr = 64" in one_pass and "fixed_config" in one_pass
+    assert "online_softmax_combine" not in one_pass and "online_softmax_reduce" in one_pass
     several_rows = next(c for c in single if "XBLOCK=4 " in c["description"])
     for c in (cands[-1], single[0], several_rows):
         verify(kernelopt_bin, bundle, SOFTMAX, c["file"], tmp_path)
@@ -104,3 +113,31 @@ def test_a_kernel_without_a_rewrite_is_declined_with_reasons(kernelopt_bin, tmp_
     assert r.returncode == 1
     assert "does not widen its indices" in r.stderr and "not a looped reduction" in r.stderr, r.stderr
     assert not list(tmp_path.glob("rewrite_*.py"))
+
+
+
+@triton.jit
+def _combine_both_ways(v_ptr, out_ptr, N: tl.constexpr, FAST: tl.constexpr):
+    v = tl.load(v_ptr + tl.arange(0, N))
+    m0 = tl.full([N], float("-inf"), tl.float32)
+    s0 = tl.zeros([N], tl.float32)
+    m, s = triton_helpers.online_softmax_combine(m0, s0, v, FAST)
+    tl.store(out_ptr + tl.arange(0, N), m)
+    tl.store(out_ptr + N + tl.arange(0, N), s)
+    tl.store(out_ptr + 2 * N + tl.arange(0, N), v)
+    tl.store(out_ptr + 3 * N + tl.arange(0, N), tl.where(v == float("-inf"), 1.0, (v - v) + 1.0))
+
+
+def test_the_folded_softmax_combine_is_the_helpers_on_every_special_value():
+    """The single pass replaces `online_softmax_combine(-inf, 0, v)` (the accumulators' first and only
+    combine) by (v, where(v == -inf, 1, (v - v) + 1)): the same bits as Inductor's helper for finite,
+    infinite and NaN values, with either exp."""
+    values = [0.0, -0.0, 1.5, -3.25, 88.0, -104.0, 3.4e38, -3.4e38, 1e-45, float("inf"), float("-inf"), float("nan")]
+    v = torch.tensor(values + [0.0] * (16 - len(values)), dtype=torch.float32)
+    for fast in (False, True):
+        out = torch.empty(64, dtype=torch.float32)
+        _combine_both_ways[(1,)](v, out, N=16, FAST=fast)
+        helper_max, helper_sum, folded_max, folded_sum = out.view(4, 16).numpy()
+        for helper, folded in ((helper_max, folded_max), (helper_sum, folded_sum)):
+            assert np.array_equal(np.isnan(helper), np.isnan(folded)), (values, helper, folded)
+            assert np.array_equal(helper[~np.isnan(helper)], folded[~np.isnan(folded)]), (values, helper, folded)

@@ -225,6 +225,55 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
   return Reloads{detail::apply(src, edits), removed};
 }
 
+// Step 1b: in the straight-line body each row's online softmax combine runs once, on the fresh
+// accumulators (max -inf, sum 0), where `online_softmax_combine(-inf, 0, v)` is exactly
+// (v, where(v == -inf, 1, exp(v - v))) — its two exps per element (one for each side's scale)
+// only ever give 0 or 1 there, and v - v + 1 is 1 or NaN as exp(v - v) is. Without them the
+// single pass keeps one exp per element in the reduce and one in the output, and a kernel heavy in
+// per-element arithmetic (ALiBi, masks) stops being bound by its exps.
+struct FreshCombines {
+  std::string source;
+  int replaced = 0;
+};
+
+FreshCombines fresh_combines(const std::string& src, const Node* entry) {
+  std::map<std::string, std::string> last;  // name -> text of the value it was last assigned at top level
+  std::vector<Edit> edits;
+  auto text = [&](const Node* n) { return src.substr(n->begin.offset, n->end.offset - n->begin.offset); };
+  for (const Node* s : entry->list("body")) {
+    if (s->is("AugAssign") || s->is("AnnAssign"))  // a name changed in place: no longer its initial value
+      walk(s->child("target"), [&](const Node* m) {
+        if (m->is("Name")) last.erase(std::string(m->ident("id")));
+      });
+    if (!s->is("Assign") || s->list("targets").size() != 1) continue;
+    const Node* target = s->list("targets").front();
+    const Node* value = s->child("value");
+    const Node* f = value && value->is("Call") ? value->child("func") : nullptr;
+    bool combine = f && f->is("Attribute") && f->ident("attr") == "online_softmax_combine" &&
+                   is_name(f->child("value"), "triton_helpers");
+    if (combine && target->is("Tuple") && target->list("elts").size() == 2 && value->list("args").size() == 4) {
+      const auto& a = value->list("args");
+      const auto& t = target->list("elts");
+      auto init = [&](const Node* n) { return n->is("Name") ? last[std::string(n->ident("id"))] : std::string(); };
+      std::string m0 = init(a[0]), s0 = init(a[1]);
+      bool fresh = m0.starts_with("tl.full(") &&
+                   (m0.find("float('-inf')") != std::string::npos || m0.find("float(\"-inf\")") != std::string::npos) &&
+                   s0.starts_with("tl.zeros(");
+      if (fresh && a[2]->is("Name") && t[0]->is("Name") && t[1]->is("Name")) {
+        std::string v(a[2]->ident("id"));
+        std::string indent(s->begin.col, ' ');
+        edits.push_back({s->begin.offset, s->end.offset,
+                         fmt::format("{} = {}\n{}{} = tl.where({} == float('-inf'), 1.0, ({} - {}) + 1.0)",
+                                     t[0]->ident("id"), v, indent, t[1]->ident("id"), v, v, v)});
+      }
+    }
+    walk(target, [&](const Node* m) {
+      if (m->is("Name")) last[std::string(m->ident("id"))] = target->is("Name") ? text(value) : std::string();
+    });
+  }
+  return {detail::apply(src, edits), static_cast<int>(edits.size())};
+}
+
 std::optional<int64_t> row_length(const Node* entry, const ir::Kernel* k, const std::vector<nlohmann::json>& launches) {
   for (const Node* s : entry->list("body"))
     if (s->is("Assign") && s->list("targets").size() == 1 && is_name(s->list("targets").front(), "r0_numel")) {
@@ -265,9 +314,12 @@ std::optional<SinglePass> rewrite(const std::string& source, const std::string& 
   }
   auto unrolled = unroll_loops(source, *loops, why);
   if (!unrolled) return std::nullopt;
-  auto ks2 = parse(*unrolled, name, why);
+  auto ks1 = parse(*unrolled, name, why);
+  if (!ks1) return std::nullopt;
+  FreshCombines fc = fresh_combines(*unrolled, ks1->entry);
+  auto ks2 = parse(fc.source, name, why);
   if (!ks2) return std::nullopt;
-  auto reloads = remove_reloads(*unrolled, ks2->entry, why);
+  auto reloads = remove_reloads(fc.source, ks2->entry, why);
   if (!reloads) return std::nullopt;
   // The block is the kernel's own: every R0_BLOCK read in the body becomes R0_ALL, defined first.
   auto ks3 = parse(reloads->source, name, why);
@@ -282,7 +334,7 @@ std::optional<SinglePass> rewrite(const std::string& source, const std::string& 
                    fmt::format("R0_ALL: tl.constexpr = {}\n{}", block, std::string(first->begin.col, ' '))});
   std::string out = detail::apply(reloads->source, edits);
   if (!parse(out, name, why)) return std::nullopt;
-  return SinglePass{out, block, reloads->removed};
+  return SinglePass{out, block, reloads->removed, fc.replaced};
 }
 
 }  // namespace
@@ -311,8 +363,12 @@ std::vector<Candidate> single_pass_candidates(const KernelProfile& k, std::strin
       nlohmann::json cfg = {{"XBLOCK", x}, {"R0_BLOCK", sp->block}, {"num_warps", w}, {"num_stages", 1}};
       Candidate c;
       c.origin = "rewrite";
-      c.description = fmt::format("single pass: each row read once ({} reload(s) removed, rows of {}), {}",
-                                  sp->reloads, sp->block, describe_config(cfg));
+      c.description = fmt::format("single pass: each row read once ({} reload(s) removed{}, rows of {}), {}",
+                                  sp->reloads,
+                                  sp->combines ? fmt::format(", {} softmax combine(s) on fresh accumulators folded",
+                                                             sp->combines)
+                                               : std::string(),
+                                  sp->block, describe_config(cfg));
       try {
         c.source = pin_config(sp->source, k.kernel->name, cfg);
       } catch (const std::exception& e) {

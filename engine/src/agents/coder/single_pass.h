@@ -33,6 +33,7 @@ struct SinglePass {
   std::string source;  // the rewritten kernel, launch configs not yet pinned
   int64_t block = 0;   // R0_ALL: the row length rounded up to a power of two
   int reloads = 0;     // loads removed (a later pass re-loading what an earlier pass loaded)
+  int combines = 0;    // online softmax combines on fresh accumulators folded to their closed form
 };
 
 // The rewrite, or nothing with the reason it declined. The row length comes from the kernel's
