@@ -44,6 +44,23 @@ TEST(SinglePass, SoftmaxReadsEachRowOnce) {
   EXPECT_NE(sp->source.find("online_softmax_reduce"), std::string::npos);  // the reduce is the kernel's own
 }
 
+TEST(SinglePass, ALoadConvertedWhereItIsMadeIsReusedOnlyWithTheSameConversion) {
+  // Inductor writes a narrow load as `tl.load(...).to(tl.float32)`: the second pass's identical load
+  // and conversion reuses the first's value; a different conversion is a different value.
+  auto b = corpus("softmax_large");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  const std::string first = "eviction_policy='evict_last', other=0.0)", second = "eviction_policy='evict_first', other=0.0)";
+  std::string converted = replaced(replaced(k.source, first, first + ".to(tl.float32)"), second, second + ".to(tl.float32)");
+  std::string why;
+  auto sp = agents::rewrites::single_pass(converted, k.name, {}, &why);
+  ASSERT_TRUE(sp) << why;
+  EXPECT_EQ(sp->reloads, 1);
+  EXPECT_NE(sp->source.find("tmp4 = tmp0\n"), std::string::npos) << sp->source;
+  std::string differs = replaced(k.source, second, second + ".to(tl.float16)");
+  EXPECT_FALSE(agents::rewrites::single_pass(replaced(differs, first, first + ".to(tl.float32)"), k.name, {}, &why));
+  EXPECT_NE(why.find("no pass re-loads"), std::string::npos) << why;
+}
+
 TEST(SinglePass, CandidatesPinConfigsAndPassG1) {
   auto b = corpus("layer_norm_large");
   agents::KernelProfile p;

@@ -180,12 +180,25 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
     });
     return out;
   };
+  // `tl.load(...)` or `tl.load(...).to(dtype)` (Inductor converts a narrow load where it is made):
+  // the load call, and the conversion's text as part of the value's identity.
+  auto load_of = [&](const Node* value, std::string* suffix) -> const Node* {
+    if (is_tl_call(value, "load")) return value;
+    const Node* f = value && value->is("Call") ? value->child("func") : nullptr;
+    if (!f || !f->is("Attribute") || f->ident("attr") != "to" || !is_tl_call(f->child("value"), "load")) return nullptr;
+    *suffix = ".to(";
+    for (const Node* a : value->list("args")) *suffix += versioned(src, a, version) + ",";
+    for (const Node* k : value->list("keywords"))
+      *suffix += std::string(k->ident("arg")) + "=" + versioned(src, k->child("value"), version) + ",";
+    return f->child("value");
+  };
   for (const Node* s : entry->list("body")) {
     if (s->is("Assign") && s->list("targets").size() == 1) {
       const Node* target = s->list("targets").front();
       const Node* value = s->child("value");
-      if (is_tl_call(value, "load") && target->is("Name")) {
-        std::string key = load_key(src, value, version);
+      std::string suffix;
+      if (const Node* load = target->is("Name") ? load_of(value, &suffix) : nullptr) {
+        std::string key = load_key(src, load, version) + suffix;
         auto it = seen.find(key);
         if (it != seen.end() && version[it->second.name] == it->second.version) {
           edits.push_back({value->begin.offset, value->end.offset, it->second.name});
@@ -195,8 +208,8 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
         }
         assign(target, std::nullopt);
         std::string id(target->ident("id"));
-        seen[key] = {id, version[id], value,
-                     pointers_in(value->list("args").empty() ? value : value->list("args").front())};
+        seen[key] = {id, version[id], load,
+                     pointers_in(load->list("args").empty() ? load : load->list("args").front())};
         continue;
       }
       writes(value);
