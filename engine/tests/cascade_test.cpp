@@ -205,14 +205,28 @@ TEST(CascadeWorker, RoundingOnlyDifferencesPassG2OnConditionOfTheFloat64Rule) {
             std::string::npos);
 }
 
+namespace {
+
+// The captured looped softmax (rows of 8192 fp32, scaled down to 512 rows) and its one kernel's
+// profile on the bundle's own launch.
+std::unique_ptr<ir::Bundle> softmax_rows_8k() {
+  return ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/softmax_rows_8k_small");
+}
+
+agents::KernelProfile softmax_rows_8k_profile(const ir::Bundle& b) {
+  using kopt::testing::tensor;
+  using kopt::testing::value;
+  return first_kernel(b, {tensor({512, 8192}), tensor({512, 8192}), value(512), value(8192)});
+}
+
+}  // namespace
+
 TEST(CascadeWorker, SoftmaxTwoPassesPassesTheCascadeOnTheCapturedSoftmax) {
   // The same captured softmax with the two-pass schedule (each row in chunks: a running max and sum,
   // then the chunks read again and written) passes G1-G3 on the bundle's own launch through the
   // interpreter, four chunks per row.
-  auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/softmax_rows_8k_small");
-  using kopt::testing::tensor;
-  using kopt::testing::value;
-  agents::KernelProfile p = first_kernel(*b, {tensor({512, 8192}), tensor({512, 8192}), value(512), value(8192)});
+  auto b = softmax_rows_8k();
+  agents::KernelProfile p = softmax_rows_8k_profile(*b);
   std::string why;
   auto cands = agents::templates::instantiate(p, &why);
   std::set<std::string> sizes;
@@ -231,10 +245,8 @@ TEST(CascadeWorker, SoftmaxRowsInTurnPassesTheCascadeOnTheCapturedSoftmax) {
   // The captured looped softmax (rows of 8192 fp32, scaled down to 512 rows) with the template's
   // rows-in-turn variant (each program takes XBLOCK rows in a pipelined loop): it runs on the
   // bundle's own launch through the interpreter and passes G1-G3.
-  auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/softmax_rows_8k_small");
-  using kopt::testing::tensor;
-  using kopt::testing::value;
-  agents::KernelProfile p = first_kernel(*b, {tensor({512, 8192}), tensor({512, 8192}), value(512), value(8192)});
+  auto b = softmax_rows_8k();
+  agents::KernelProfile p = softmax_rows_8k_profile(*b);
   std::string why;
   auto cands = agents::templates::instantiate(p, &why);
   auto it = std::find_if(cands.begin(), cands.end(),
