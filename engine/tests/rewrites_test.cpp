@@ -8,6 +8,7 @@
 #include "agents/agent.h"
 #include "agents/coder/builtin.h"
 #include "agents/coder/rewrites.h"
+#include "agents/coder/x_order.h"
 #include "agents/planner/builtin.h"
 #include "artifact/bundle.h"
 #include "profile/family.h"
@@ -197,4 +198,47 @@ TEST(Rewrites, PlannerAndCoder) {
   ASSERT_FALSE(plan.declined.empty());
   EXPECT_TRUE(plan.declined.front().starts_with("template:softmax: ")) << plan.declined.front();
   EXPECT_NE(plan.declined.front().find("do not fit in registers"), std::string::npos) << plan.declined.front();
+}
+
+TEST(Rewrites, XOrderMovesEachDigitOfAReductionsRowsToTheFront) {
+  // mean_dim0's reduction numbers its 512 rows as (x1 = xindex // 256, x0 = xindex % 256): the one
+  // other order hands x1 out fastest; the lanes' index is a bijection of the program index and the
+  // mask stays on the program index.
+  auto b = corpus("mean_dim0");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  std::string why;
+  auto xo = agents::rewrites::x_order(k.source, k.name, &why);
+  ASSERT_EQ(xo.size(), 1u) << why;
+  EXPECT_EQ(xo[0].first, "x order: the digit of stride 256 (2 values) fastest");
+  const std::string& s = xo[0].second;
+  EXPECT_NE(s.find("xlin = xoffset + tl.arange(0, XBLOCK)[:, None]\n    xindex = (xlin % 2) * 256 + (xlin // 2)\n"),
+            std::string::npos) << s;
+  EXPECT_NE(s.find("xmask = xlin < xnumel"), std::string::npos);
+  EXPECT_EQ(count(s, "xindex < xnumel"), 0u);
+  EXPECT_TRUE(verify::run_g1(k, s).passed);
+}
+
+TEST(Rewrites, XOrderDeclinesWithItsReason) {
+  auto b = corpus("mean_dim0");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  std::string why;
+  // Program order matters to a kernel with atomics.
+  std::string atomic = k.source;
+  atomic.insert(atomic.find("    tl.store("), "    tl.atomic_add(out_ptr0 + x0, 1.0, xmask)\n");
+  EXPECT_TRUE(agents::rewrites::x_order(atomic, k.name, &why).empty());
+  EXPECT_NE(why.find("atomics"), std::string::npos) << why;
+  // One digit only: nothing to reorder (the softmax's rows are numbered plainly).
+  auto sm = corpus("softmax_large");
+  const ir::Kernel& ks = sm->graphs[0]->kernels.at(0);
+  why.clear();
+  EXPECT_TRUE(agents::rewrites::x_order(ks.source, ks.name, &why).empty());
+  EXPECT_NE(why.find("single digit"), std::string::npos) << why;
+  // A pointwise kernel's x is its output order: the coder does not offer the rewrite.
+  auto pw = corpus("group_norm");
+  agents::KernelProfile p;
+  p.kernel = &pw->graphs[0]->kernels.at(1);
+  ASSERT_EQ(p.kernel->kind, "pointwise");
+  why.clear();
+  for (const auto& c : agents::rewrites::candidates(p, &why)) EXPECT_FALSE(c.description.starts_with("x order"));
+  EXPECT_NE(why.find("x order: not a reduction kernel"), std::string::npos) << why;
 }

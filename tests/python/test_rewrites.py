@@ -8,6 +8,7 @@ the same two-pass looped softmax kernel, its launch and model, at a size the int
 in seconds."""
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -141,3 +142,19 @@ def test_the_folded_softmax_combine_is_the_helpers_on_every_special_value():
         for helper, folded in ((helper_max, folded_max), (helper_sum, folded_sum)):
             assert np.array_equal(np.isnan(helper), np.isnan(folded)), (values, helper, folded)
             assert np.array_equal(helper[~np.isnan(helper)], folded[~np.isnan(folded)]), (values, helper, folded)
+
+
+def test_x_order_hands_out_every_row_once_and_passes_the_gates(kernelopt_bin, tmp_path):
+    """The x-order rewrite of a reduction (mean over dim 0: rows numbered (xindex // 256, xindex % 256))
+    maps the program index onto every row exactly once, masks on the program index, and passes G1-G3."""
+    kernel = "triton_red_fused_mean_0"
+    cands = [c for c in rewrites_of(kernelopt_bin, CORPUS / "mean_dim0", kernel, tmp_path / "rewrites")
+             if c["description"].startswith("x order")]
+    assert [c["description"] for c in cands] == ["x order: the digit of stride 256 (2 values) fastest"]
+    src = open(cands[0]["file"]).read()
+    n = int(re.search(r"^\s*xnumel = (\d+)$", src, re.M).group(1))
+    index = re.search(r"^\s*xindex = (.*)$", src, re.M).group(1)
+    rows = eval(index, {"xlin": np.arange(n)})  # the formula as the kernel computes it, for every lane
+    assert sorted(rows.tolist()) == list(range(n)) and not np.array_equal(rows, np.arange(n))
+    assert "xmask = xlin < xnumel" in src
+    verify(kernelopt_bin, CORPUS / "mean_dim0", kernel, cands[0]["file"], tmp_path)

@@ -8,6 +8,7 @@
 
 #include "agents/coder/source_edit.h"
 #include "agents/coder/single_pass.h"
+#include "agents/coder/x_order.h"
 #include "artifact/ir.h"
 
 namespace kopt::agents::rewrites {
@@ -183,6 +184,15 @@ std::vector<Candidate> candidates(const KernelProfile& k, std::string* why) {
   auto ev = eviction_hints(k.kernel->source, k.kernel->name, &reason);
   for (auto& [d, s] : ev) add(d, s);
   if (ev.empty()) declined.push_back(reason);
+  reason.clear();
+  // Reductions only: their rows (a split reduction's partial rows above all) may sit in memory in
+  // another order than their numbering; a pointwise kernel's x is its contiguous output.
+  bool reduction = k.kernel->kind == "reduction" || k.kernel->kind == "persistent_reduction";
+  auto xo = reduction ? x_order(k.kernel->source, k.kernel->name, &reason)
+                      : std::vector<std::pair<std::string, std::string>>{};
+  for (auto& [d, s] : xo) add(d, s);
+  if (!reduction) declined.push_back("x order: not a reduction kernel");
+  else if (xo.empty()) declined.push_back(reason);
   reason.clear();
   // First among the rewrites: the only one that changes the memory traffic (see single_pass.h).
   std::vector<Candidate> one_pass = single_pass_candidates(k, &reason);
