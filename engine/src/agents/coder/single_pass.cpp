@@ -96,7 +96,7 @@ std::string versioned(const std::string& src, const Node* n, const std::map<std:
                        fmt::format("{}#{}", m->ident("id"), it == version.end() ? 0 : it->second)});
     }
   });
-  return detail::apply(src.substr(n->begin.offset, n->end.offset - n->begin.offset), edits);
+  return detail::apply(text_of(src, n), edits);
 }
 
 // A load's identity: pointer, mask and fill (positional or keyword); the eviction hint is not part of it.
@@ -252,7 +252,6 @@ struct FreshCombines {
 FreshCombines fresh_combines(const std::string& src, const Node* entry) {
   std::map<std::string, std::string> last;  // name -> text of the value it was last assigned at top level
   std::vector<Edit> edits;
-  auto text = [&](const Node* n) { return src.substr(n->begin.offset, n->end.offset - n->begin.offset); };
   for (const Node* s : entry->list("body")) {
     if (s->is("AugAssign") || s->is("AnnAssign"))  // a name changed in place: no longer its initial value
       walk(s->child("target"), [&](const Node* m) {
@@ -281,7 +280,7 @@ FreshCombines fresh_combines(const std::string& src, const Node* entry) {
       }
     }
     walk(target, [&](const Node* m) {
-      if (m->is("Name")) last[std::string(m->ident("id"))] = target->is("Name") ? text(value) : std::string();
+      if (m->is("Name")) last[std::string(m->ident("id"))] = target->is("Name") ? text_of(src, value) : std::string();
     });
   }
   return {detail::apply(src, edits), static_cast<int>(edits.size())};

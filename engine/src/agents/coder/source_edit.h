@@ -57,6 +57,11 @@ inline std::optional<ir::KernelSource> parse(const std::string& source, const st
   }
 }
 
+// The source text of `n`.
+inline std::string text_of(const std::string& source, const py::Node* n) {
+  return source.substr(n->begin.offset, n->end.offset - n->begin.offset);
+}
+
 inline void say(std::string* why, std::string text) {
   if (why) *why = std::move(text);
 }

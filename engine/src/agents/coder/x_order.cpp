@@ -13,10 +13,6 @@ using namespace detail;
 
 namespace {
 
-std::string text_of(const std::string& src, const py::Node* n) {
-  return src.substr(n->begin.offset, n->end.offset - n->begin.offset);
-}
-
 // The index the program's lane takes in the new digit order: digit `order[0]` varies fastest.
 std::string permuted_index(const std::vector<int64_t>& stride, const std::vector<int64_t>& extent,
                            const std::vector<size_t>& order) {
