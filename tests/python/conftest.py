@@ -16,6 +16,19 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "corpus"
 
 
+def _gpu_tier_runs() -> bool:
+    if os.environ.get("KERNELOPT_TEST_DEVICE") != "cuda" or os.environ.get("TRITON_INTERPRET") == "1":
+        return False
+    import torch
+
+    return torch.cuda.is_available()
+
+
+# The GPU tier's tests (docs/testing.md) run only when asked for, on a CUDA machine, outside the interpreter.
+gpu_tier = pytest.mark.skipif(not _gpu_tier_runs(),
+                              reason="GPU tier: KERNELOPT_TEST_DEVICE=cuda TRITON_INTERPRET=0 on a CUDA machine")
+
+
 def engine_binary() -> str:
     """$KERNELOPT_BIN, else `kernelopt` on PATH, else build/engine/kernelopt."""
     for cand in (os.environ.get("KERNELOPT_BIN"), shutil.which("kernelopt"), str(ROOT / "build/engine/kernelopt")):

@@ -31,6 +31,7 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+from conftest import gpu_tier  # noqa: E402
 
 import kernelopt  # noqa: E402
 from kernelopt.api import ResultBackend, ResultError, match_module, normalize_module  # noqa: E402
@@ -40,13 +41,9 @@ from kernelopt.worker.launches import kernel_decls  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "corpus"
-DEVICE = os.environ.get("KERNELOPT_TEST_DEVICE", "cpu")
 TOL = dict(atol=1e-4, rtol=1e-4)  # the project's fp32 tolerance
 
-gpu = pytest.mark.skipif(
-    DEVICE != "cuda" or not torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1",
-    reason="GPU tier: KERNELOPT_TEST_DEVICE=cuda TRITON_INTERPRET=0 on a CUDA machine",
-)
+gpu = gpu_tier
 
 
 # ---------------------------------------------------------------- making results

@@ -21,6 +21,7 @@ import subprocess  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
+from conftest import gpu_tier  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "corpus"
@@ -245,10 +246,7 @@ def test_kernel_files_are_captured_ahead_and_their_jobs_start_from_the_bundles(k
         assert inside[name]["status"] == ahead[name]["status"] and inside[name]["correct"] is True
 
 
-GPU = (os.environ.get("KERNELOPT_TEST_DEVICE") == "cuda" and os.environ.get("TRITON_INTERPRET") == "0")
-
-
-@pytest.mark.skipif(not GPU, reason="GPU tier: KERNELOPT_TEST_DEVICE=cuda TRITON_INTERPRET=0 on a CUDA machine")
+@gpu_tier
 def test_bench_on_the_gpu_measures_and_names_the_gpu(kernelopt_bin, tmp_path):
     """One problem file through the suite runner on the GPU: captured, optimized, timed side by side,
     and its row names the GPU (read from the worker's hello, a step that once read freed memory)."""
