@@ -10,6 +10,7 @@
 #include "agents/coder/rewrites.h"
 #include "agents/coder/x_order.h"
 #include "agents/planner/builtin.h"
+#include "agents/tuner/builtin.h"
 #include "artifact/bundle.h"
 #include "profile/family.h"
 #include "verify/static/g1.h"
@@ -243,4 +244,47 @@ TEST(Rewrites, XOrderDeclinesWithItsReason) {
   why.clear();
   for (const auto& c : agents::rewrites::candidates(p, &why)) EXPECT_FALSE(c.description.starts_with("x order"));
   EXPECT_NE(why.find("x order: not a reduction kernel"), std::string::npos) << why;
+}
+
+TEST(Rewrites, KeepTheBaselinesChosenConfigAndTheTunerStepsFromIt) {
+  // The worker reports the config Inductor's autotuner settled on (launch record `config`): the
+  // rewrites that keep the kernel's blocks run pinned to it, so a rewrite is compared with the
+  // baseline under the same reduction layout and the stitched module runs what the gates verified.
+  auto b = corpus("mean_dim0");
+  agents::KernelProfile p;
+  p.kernel = &b->graphs[0]->kernels.at(0);
+  json chosen = {{"XBLOCK", 8}, {"R0_BLOCK", 64}, {"num_warps", 4}, {"num_stages", 1}};
+  p.launches = {{{"args", {tensor({256, 256}), tensor({512}), value(512), value(128)}}, {"config", chosen}}};
+  std::string why;
+  auto cands = agents::rewrites::candidates(p, &why);
+  const agents::Candidate* xo = nullptr;
+  for (const auto& c : cands)
+    if (c.description.starts_with("x order")) xo = &c;
+  ASSERT_NE(xo, nullptr) << why;
+  EXPECT_EQ(xo->description, "x order: the digit of stride 256 (2 values) fastest @ XBLOCK=8 R0_BLOCK=64 num_warps=4 num_stages=1");
+  EXPECT_EQ(xo->config, chosen);
+  EXPECT_TRUE(xo->own_config_space);
+  EXPECT_NE(xo->source.find("triton_heuristics.fixed_config(\n    config={'XBLOCK': 8, 'R0_BLOCK': 64, 'num_warps': 4, "
+                            "'num_stages': 1}"), std::string::npos) << xo->source;
+  EXPECT_NE(xo->source.find("xindex = (xlin % 2) * 256 + (xlin // 2)"), std::string::npos);
+  EXPECT_TRUE(verify::run_g1(*p.kernel, xo->source).passed);
+  // The tuner's neighbours re-pin the rewrite itself (the x order stays), never the original kernel.
+  std::vector<agents::Candidate> near = agents::BuiltinTuner().neighbours(p, *xo, {});
+  ASSERT_FALSE(near.empty());
+  for (const auto& c : near) {
+    EXPECT_NE(c.source.find("xindex = (xlin % 2) * 256 + (xlin // 2)"), std::string::npos) << c.description;
+    EXPECT_EQ(count(c.source, "triton_heuristics.fixed_config("), 1u);
+    EXPECT_TRUE(c.description.starts_with("x order: the digit of stride 256 (2 values) fastest @ ")) << c.description;
+    EXPECT_NE(c.config, chosen);
+    EXPECT_TRUE(c.own_config_space);
+    EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
+  }
+  // Without a reported config (the CPU: no autotuner) the rewrite keeps the kernel's own decorator.
+  p.launches.front().erase("config");
+  for (const auto& c : agents::rewrites::candidates(p, &why)) {
+    if (!c.description.starts_with("x order")) continue;
+    EXPECT_TRUE(c.config.is_null());
+    EXPECT_FALSE(c.own_config_space);
+    EXPECT_EQ(c.source.find("fixed_config"), std::string::npos);
+  }
 }

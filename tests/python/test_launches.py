@@ -43,3 +43,25 @@ def test_non_finite_recorded_values_do_not_poison_the_statistics():
     out = LaunchRecord(graph=0, kernel="k", index=0, args=[t]).synthesized_args(0)[0]
     assert bool(torch.isfinite(out).all())
     assert abs(float(out.std()) - 1) < 0.2
+
+
+def test_chosen_config_is_the_autotuners_one_settled_launcher():
+    # Inductor's CachingAutotuner keeps one launcher after autotuning, carrying its triton.Config;
+    # the worker reports that config so rewrites run under the baseline's own reduction layout.
+    import types
+
+    import triton
+
+    from kernelopt.worker.launches import chosen_config
+
+    cfg = triton.Config({"XBLOCK": 8, "R0_BLOCK": 64}, num_warps=4, num_stages=2)
+    settled = types.SimpleNamespace(launchers=[types.SimpleNamespace(config=cfg)])
+    assert chosen_config(settled) == {"XBLOCK": 8, "R0_BLOCK": 64, "num_warps": 4, "num_stages": 2}
+    # Not settled (several launchers before the first run), no launchers at all (the CPU's
+    # interpreter launcher), or a config with a non-integer parameter: nothing to report.
+    other = triton.Config({"XBLOCK": 16, "R0_BLOCK": 32}, num_warps=8, num_stages=1)
+    unsettled = types.SimpleNamespace(launchers=[types.SimpleNamespace(config=cfg), types.SimpleNamespace(config=other)])
+    assert chosen_config(unsettled) is None
+    assert chosen_config(object()) is None
+    odd = triton.Config({"XBLOCK": 8, "EVEN": True}, num_warps=4, num_stages=1)
+    assert chosen_config(types.SimpleNamespace(launchers=[types.SimpleNamespace(config=odd)])) is None

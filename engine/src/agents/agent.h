@@ -61,6 +61,9 @@ struct Candidate {
   std::string description;  // one line a person can read: "XBLOCK=8 R0_BLOCK=1024 num_warps=8"
   std::string source;
   nlohmann::json config;    // the pinned launch config, when the candidate is a config of some source
+  // The kernel's own launch-config space applies to `source` (a rewrite that keeps its blocks and
+  // launch grid, pinned to the baseline's config): the tuner and reviewer re-pin `source` itself.
+  bool own_config_space = false;
   std::string parent;       // the candidate it was derived from (tuner, reviewer); empty for the coder's
 };
 

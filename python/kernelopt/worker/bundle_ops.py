@@ -25,7 +25,7 @@ from .bundle_runner import BundleError, _BundleBackend, call_args, is_kernel_fil
 from .compile_check import compile_for_launch
 from .cpu_runtime import load_module
 from .float64_mode import float64_everywhere
-from .launches import LaunchRecord, fresh_copies, kernel_decls, kernel_vars, record_launches
+from .launches import LaunchRecord, chosen_config, fresh_copies, kernel_decls, kernel_vars, record_launches
 from .ops import device
 from .poison import FILLS, poison, poison_args  # noqa: F401 (poison: re-exported)
 from .protocol import op
@@ -218,7 +218,14 @@ def list_launches(req: dict) -> dict:
     state = get_bundle(req)
     if not state.launches:
         run_baseline(req)
-    return {"launches": [dict(r.describe(), name=state.kernel_name(r.graph, r.kernel)) for r in state.launches]}
+    out = []
+    for r in state.launches:
+        rec = dict(r.describe(), name=state.kernel_name(r.graph, r.kernel))
+        config = chosen_config(getattr(state.modules[r.graph], r.kernel))
+        if config is not None:
+            rec["config"] = config
+        out.append(rec)
+    return {"launches": out}
 
 
 _candidates: dict[tuple, Any] = {}  # compiled candidates: the cascade runs one on many input sets

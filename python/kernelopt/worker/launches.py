@@ -124,6 +124,28 @@ class _Recording:
         return getattr(self._real, name)
 
 
+def chosen_config(kernel) -> dict | None:
+    """The launch config Inductor's autotuner settled on for `kernel` (its one launcher after the
+    first run), as {"XBLOCK": 8, ..., "num_warps": 4, "num_stages": 1}; None when it has not settled
+    (several launchers left, or not Inductor's kernel object, as on the CPU). A rewrite of the kernel
+    runs under this config, so it keeps the baseline's reduction layout and rounding: an unpinned
+    rewrite would autotune again and could settle elsewhere, on a config no gate verified."""
+    launchers = getattr(kernel, "launchers", None)
+    if not launchers or len(launchers) != 1:
+        return None
+    cfg = getattr(launchers[0], "config", None)
+    kwargs = getattr(cfg, "kwargs", None)
+    if not isinstance(kwargs, dict) or not all(type(v) is int for v in kwargs.values()):
+        return None
+    out = dict(kwargs)
+    for key in ("num_warps", "num_stages"):
+        v = getattr(cfg, key, None)
+        if type(v) is not int:
+            return None
+        out[key] = v
+    return out
+
+
 def kernel_decls(source: str) -> dict[str, tuple[str, str]]:
     """{module variable: (kernel name, kernel source)} for every `var = async_compile.triton(name, src, ...)`."""
     out = {}

@@ -21,16 +21,21 @@ bool safe_for_all_launches(const KernelProfile& k, const nlohmann::json& config)
 }
 
 std::vector<Candidate> config_candidates(const KernelProfile& k, const std::vector<nlohmann::json>& configs,
-                                         const std::string& origin, const std::string& parent) {
+                                         const std::string& origin, const std::string& parent,
+                                         const Candidate* base) {
   std::vector<Candidate> out;
   for (const nlohmann::json& c : configs) {
     if (!safe_for_all_launches(k, c)) continue;
     Candidate cand;
     cand.origin = origin;
     cand.description = describe_config(c);
-    cand.source = pin_config(k.kernel->source, k.kernel->name, c);
+    cand.source = pin_config(base ? base->source : k.kernel->source, k.kernel->name, c);
     cand.config = c;
     cand.parent = parent;
+    if (base) {
+      cand.description = base->description.substr(0, base->description.find(" @ ")) + " @ " + cand.description;
+      cand.own_config_space = true;
+    }
     out.push_back(std::move(cand));
   }
   return out;

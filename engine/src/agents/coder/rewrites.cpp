@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "agents/coder/pin_config.h"
 #include "agents/coder/source_edit.h"
 #include "agents/coder/single_pass.h"
 #include "agents/coder/x_order.h"
@@ -169,11 +171,28 @@ std::vector<std::pair<std::string, std::string>> eviction_hints(const std::strin
 std::vector<Candidate> candidates(const KernelProfile& k, std::string* why) {
   std::vector<Candidate> out;
   std::vector<std::string> declined;
+  // These rewrites keep the kernel's blocks and grid: each runs pinned to the config Inductor's
+  // autotuner chose for the baseline (when the worker reported one), so it keeps the baseline's
+  // reduction layout and rounding (an x-order rewrite is then bit-equal to it), and the stitched
+  // module runs the config the gates verified instead of autotuning again. The tuner steps from it.
+  const nlohmann::json* chosen = nullptr;
+  if (!k.launches.empty() && k.launches.front().contains("config") && k.launches.front()["config"].is_object())
+    chosen = &k.launches.front()["config"];
   auto add = [&](std::string description, std::string source) {
     Candidate c;
     c.origin = "rewrite";
     c.description = std::move(description);
     c.source = std::move(source);
+    if (chosen) {
+      try {
+        c.source = pin_config(c.source, k.kernel->name, *chosen);
+        c.config = *chosen;
+        c.own_config_space = true;
+        c.description += " @ " + describe_config(*chosen);
+      } catch (const std::invalid_argument&) {
+        // no heuristics decorator to pin: the rewrite keeps the kernel's own launch
+      }
+    }
     out.push_back(std::move(c));
   };
   std::string reason;

@@ -26,7 +26,7 @@ std::optional<Candidate> BuiltinReviewer::repair(const KernelProfile& k, const C
     if (largest.empty()) return std::nullopt;
     c[largest] = c[largest].get<int64_t>() / 2;
   }
-  auto out = config_candidates(k, {c}, "review", failed.id);
+  auto out = config_candidates(k, {c}, "review", failed.id, failed.own_config_space ? &failed : nullptr);
   if (out.empty()) return std::nullopt;
   out.front().description += " (repair of " + failed.id + ")";
   return out.front();

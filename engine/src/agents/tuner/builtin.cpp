@@ -13,13 +13,16 @@ namespace kopt::agents {
 
 std::vector<Candidate> BuiltinTuner::neighbours(const KernelProfile& k, const Candidate& accepted,
                                                 const std::vector<std::string>& tried) {
-  // Templates and rewrites that pin configs (the single pass) come with their own launch configs;
-  // the config space here is the original kernel's.
-  if (accepted.config.is_null() || accepted.origin.rfind("template:", 0) == 0 || accepted.origin == "rewrite") return {};
+  // Templates and rewrites that pin configs of their own (the single pass) come with their own
+  // launch configs; the config space here is the original kernel's, which also serves a rewrite
+  // that keeps the kernel's blocks (re-pinned on the rewrite's source).
+  if (accepted.config.is_null() || accepted.origin.rfind("template:", 0) == 0) return {};
+  if (accepted.origin == "rewrite" && !accepted.own_config_space) return {};
   auto shape = kernel_shape(*k.kernel, k.launches.front(), nullptr);
   if (!shape) return {};
   std::vector<Candidate> out;
-  for (Candidate& c : config_candidates(k, config_neighbours(*shape, accepted.config), "tune", accepted.id))
+  const Candidate* base = accepted.own_config_space ? &accepted : nullptr;
+  for (Candidate& c : config_candidates(k, config_neighbours(*shape, accepted.config), "tune", accepted.id, base))
     if (std::find(tried.begin(), tried.end(), verify::source_hash(c.source)) == tried.end()) out.push_back(std::move(c));
   return out;
 }
