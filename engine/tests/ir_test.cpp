@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "artifact/ir.h"
+#include "agents/coder/pin_config.h"
 #include "stitch/stitch.h"
 #include "util/error.h"
 
@@ -136,6 +137,35 @@ TEST(Stitch, ReplacesOnlyTheNamedKernel) {
   EXPECT_EQ(out.substr(0, a->kernels[1].literal.begin.offset), orig.substr(0, a->kernels[1].literal.begin.offset));
   EXPECT_EQ(out.substr(out.size() - (orig.size() - a->kernels[1].literal.end.offset)),
             orig.substr(a->kernels[1].literal.end.offset));
+}
+
+TEST(Stitch, KeptKernelsRunUnderTheBaselinesSettledConfigs) {
+  // With a replacement, every kernel the module keeps is pinned to the config the baseline's autotuner
+  // settled on (the worker's launch records), so loading the module does not autotune them again.
+  auto a = ir::load(kData + "inductor_like.py");
+  nlohmann::json records = nlohmann::json::array(
+      {{{"name", "triton_poi_fused_addmm_gelu_0"}, {"config", {{"XBLOCK", 256}, {"num_warps", 4}, {"num_stages", 1}}}},
+       {{"name", "triton_red_fused_sum_1"}, {"config", {{"XBLOCK", 1}, {"R0_BLOCK", 2048}, {"num_warps", 16}, {"num_stages", 1}}}},
+       {{"name", "triton_red_fused_sum_1"}}});  // a record without a config (the CPU) adds nothing
+  stitch::Pins pins = stitch::pins_of(records);
+  ASSERT_EQ(pins.size(), 2u);
+  std::string edited = a->kernels[1].source;
+  edited.replace(edited.find("evict_first"), 11, "evict_last");
+  auto b = ir::build(stitch::stitch(*a, {{"triton_red_fused_sum_1", edited, "k.py"}}, pins), "out.py");
+  ASSERT_EQ(b->kernels.size(), 2u);
+  EXPECT_EQ(b->kernels[1].source, edited);  // the replacement as given
+  EXPECT_EQ(b->kernels[0].kind, "fixed_config");
+  EXPECT_NE(b->kernels[0].source.find("config={'XBLOCK': 256, 'num_warps': 4, 'num_stages': 1}"), std::string::npos);
+  // Only the decorator changed: the kernel body is the baseline's.
+  const std::string& orig = a->kernels[0].source;
+  EXPECT_EQ(b->kernels[0].source.substr(b->kernels[0].source.find("@triton.jit")), orig.substr(orig.find("@triton.jit")));
+  // No replacement: the module's own text, pins or not.
+  EXPECT_EQ(stitch::stitch(*a, {}, pins), read(kData + "inductor_like.py"));
+  // Kinds whose launch fixed_config does not reproduce keep their decorator.
+  ir::Kernel templ = a->kernels[0];
+  templ.kind = "template";
+  EXPECT_FALSE(agents::pin_baseline_config(templ, templ.source, pins.at(templ.name)));
+  EXPECT_TRUE(agents::pin_baseline_config(a->kernels[0], a->kernels[0].source, pins.at(templ.name)));
 }
 
 TEST(Stitch, RefusesWrongKernel) {

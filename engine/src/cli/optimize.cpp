@@ -51,6 +51,7 @@ struct Job {
   worker::Supervisor* sup = nullptr;
   json hello, ceilings, baseline, profile;
   std::map<std::string, std::vector<json>> launches;  // kernel name -> launch records
+  stitch::Pins pins;  // kernel name -> the config the baseline's autotuner settled on (GPU)
   std::vector<agents::KernelProfile> ranked;
   std::vector<search::KernelOutcome> outcomes;
   std::vector<std::string> stitched;  // one module text per graph
@@ -158,6 +159,7 @@ void record_launches(Job& job) {
   json r = must(job.sup->call({{"op", "record_launches"}, {"bundle", job.bundle_dir}}, job.timeout()),
                 "recording the kernels' launches");
   for (const json& l : r["launches"]) job.launches[l.value("name", "")].push_back(l);
+  job.pins = stitch::pins_of(r["launches"]);
 }
 
 void profile(Job& job) {
@@ -201,6 +203,7 @@ void search(Job& job, agents::Agents& agents, report::ResultsDb& db) {
   so.cascade.gamma = job.o.gamma;
   so.cascade.tol = job.o.tol;
   so.cascade.timeout = job.timeout();
+  so.cascade.pins = job.pins;
   so.cache_prefix = job.gpu() ? fmt::format("{}|{}|{}", job.hello["gpu"].value("name", "?"),
                                             job.hello["versions"].value("torch", "?"),
                                             job.hello["versions"].value("triton", "?"))
@@ -209,6 +212,9 @@ void search(Job& job, agents::Agents& agents, report::ResultsDb& db) {
   // A cached verdict holds only for the same gates: seeds, gamma and tolerances are part of the key.
   so.cache_prefix += fmt::format("|seeds={}|gamma={}|tol={}", so.cascade.seeds, so.cascade.gamma,
                                  so.cascade.tol.to_json().dump());
+  // G3 with the kept kernels pinned is another gate than G3 with them autotuning again; the pins'
+  // values are not in the key (each worker autotunes afresh), the end-to-end gate checks the final module.
+  if (!so.cascade.pins.empty()) so.cache_prefix += "|pinned";
   search::Cache cache{db, {}};
   std::mutex say_mu;
   // On a terminal one status line is redrawn in place (a progress bar over kernels and the
@@ -256,7 +262,7 @@ void stitch_modules(Job& job) {
       reps[k.profile.graph].push_back(
           {k.profile.kernel->name, k.candidates[*k.chosen].candidate.source, k.candidates[*k.chosen].candidate.id});
   for (size_t g = 0; g < job.bundle->graphs.size(); ++g) {
-    job.stitched.push_back(stitch::stitch(*job.bundle->graphs[g], reps[g]));
+    job.stitched.push_back(stitch::stitch(*job.bundle->graphs[g], reps[g], job.pins));
     job.changed = job.changed || !reps[g].empty();
   }
 }

@@ -94,12 +94,15 @@ int verify(const VerifyOptions& o) {
   co.reps = o.reps;
   co.tol = {o.atol_fp32, o.rtol_fp32, o.atol_half, o.rtol_half};
   co.timeout = std::chrono::seconds(o.timeout_s);
+  // The baseline's settled configs, so G3 and the end-to-end gate change only the candidate (stitch.h).
+  json launches = sup->call({{"op", "record_launches"}, {"bundle", o.bundle}}, co.load_timeout);
+  if (launches.contains("launches")) co.pins = stitch::pins_of(launches["launches"]);
   verify::CascadeResult r = verify::run_cascade(*sup, *bundle, graph, *kernel, candidate, co);
   if (r.accepted) {
     // The whole model with this one candidate stitched in; every other graph as captured.
     std::vector<std::string> modules;
     for (size_t g = 0; g < bundle->graphs.size(); ++g)
-      modules.push_back(g == graph ? stitch::stitch(*bundle->graphs[g], {{kernel->name, candidate, o.candidate}})
+      modules.push_back(g == graph ? stitch::stitch(*bundle->graphs[g], {{kernel->name, candidate, o.candidate}}, co.pins)
                                    : stitch::stitch(*bundle->graphs[g], {}));
     co.fp64_rule_only = verify::passed_on_rounding(r);
     r.gates.push_back(verify::end_to_end(*sup, *bundle, modules, co));

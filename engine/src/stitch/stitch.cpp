@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "agents/coder/pin_config.h"
 #include "util/error.h"
 
 namespace kopt::stitch {
@@ -42,7 +43,14 @@ void check_replacement(const ir::Kernel& k, const Replacement& r) {
 
 }  // namespace
 
-std::string stitch(const ir::Artifact& art, const std::vector<Replacement>& reps) {
+Pins pins_of(const nlohmann::json& launch_records) {
+  Pins pins;
+  for (const nlohmann::json& l : launch_records)
+    if (l.is_object() && l.contains("config") && l["config"].is_object()) pins.emplace(l.value("name", ""), l["config"]);
+  return pins;
+}
+
+std::string stitch(const ir::Artifact& art, const std::vector<Replacement>& reps, const Pins& pins) {
   struct Edit {
     uint32_t begin, end;
     std::string text;
@@ -63,6 +71,13 @@ std::string stitch(const ir::Artifact& art, const std::vector<Replacement>& reps
     check_replacement(*k, r);
     edits.push_back({k->literal.begin.offset, k->literal.end.offset, triple_quoted(r.source)});
   }
+  if (!reps.empty())
+    for (const ir::Kernel& k : art.kernels) {
+      auto pin = pins.find(k.name);
+      if (seen.count(&k) || pin == pins.end()) continue;
+      if (auto pinned = agents::pin_baseline_config(k, k.source, pin->second))
+        edits.push_back({k.literal.begin.offset, k.literal.end.offset, triple_quoted(*pinned)});
+    }
   std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });
   std::string out = art.module->source();
   for (const Edit& e : edits) out.replace(e.begin, e.end - e.begin, e.text);

@@ -130,7 +130,7 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
 
 GateRecord g3(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const ir::Kernel& k,
               const std::string& source, const CascadeOptions& o, bool fp64_only) {
-  std::string stitched = stitch::stitch(*b.graphs.at(graph), {{k.name, source, "candidate"}});
+  std::string stitched = stitch::stitch(*b.graphs.at(graph), {{k.name, source, "candidate"}}, o.pins);
   json r = sup.call({{"op", "run_module"}, {"bundle", b.dir}, {"graph", graph}, {"source", stitched}, {"fp64", true},
                      {"tolerances", o.tol.to_json()}},
                     o.timeout);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "artifact/bundle.h"
+#include "stitch/stitch.h"
 #include "worker/supervisor.h"
 
 namespace kopt::verify {
@@ -39,6 +40,8 @@ struct CascadeOptions {
   // E2E: judge correctness by the float64 rule alone (no "within tolerance of the baseline"
   // shortcut). Set when an accepted kernel passed G2 on rounding-level differences only.
   bool fp64_rule_only = false;
+  // G3: the kernels the candidate's module keeps run under the baseline's settled configs (stitch.h).
+  stitch::Pins pins;
 };
 
 struct GateRecord {

@@ -56,4 +56,16 @@ std::string pin_config(const std::string& source, const std::string& name, const
   return source.substr(0, dec->begin.offset) + call + source.substr(dec->end.offset);
 }
 
+std::optional<std::string> pin_baseline_config(const ir::Kernel& k, const std::string& source,
+                                               const nlohmann::json& config) {
+  // Templates, scans, user kernels and combo kernels launch with grids or arguments of their own.
+  if (!config.is_object() || (k.kind != "pointwise" && k.kind != "reduction" && k.kind != "persistent_reduction"))
+    return std::nullopt;
+  try {
+    return pin_config(source, k.name, config);
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace kopt::agents

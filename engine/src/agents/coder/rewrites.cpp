@@ -183,16 +183,13 @@ std::vector<Candidate> candidates(const KernelProfile& k, std::string* why) {
     c.origin = "rewrite";
     c.description = std::move(description);
     c.source = std::move(source);
-    if (chosen) {
-      try {
-        c.source = pin_config(c.source, k.kernel->name, *chosen);
+    if (chosen)
+      if (auto pinned = pin_baseline_config(*k.kernel, c.source, *chosen)) {
+        c.source = std::move(*pinned);
         c.config = *chosen;
         c.own_config_space = true;
         c.description += " @ " + describe_config(*chosen);
-      } catch (const std::invalid_argument&) {
-        // no heuristics decorator to pin: the rewrite keeps the kernel's own launch
       }
-    }
     out.push_back(std::move(c));
   };
   std::string reason;
