@@ -16,6 +16,7 @@ import subprocess  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
+from conftest import gpu_tier  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "corpus"
@@ -157,3 +158,18 @@ def test_cross_entropy_row_statistics_template_is_verified_and_used(kernelopt_bi
     assert [g["status"] for g in chosen["gates"][:3]] == ["passed"] * 3
     assert "kernelopt template row_softmax_stats" in (out / "module_0.py").read_text()
     assert result_vs_eager(out)["match"]
+
+
+@gpu_tier
+def test_on_the_gpu_launch_records_carry_the_baselines_settled_configs():
+    """GPU: after the baseline's run every Inductor kernel's autotuner has settled on one config, and the
+    launch records carry it (rewrites and stitched modules run on it: docs/protocol.md, stitch.h)."""
+    from kernelopt.worker import bundle_ops
+
+    launches = bundle_ops.list_launches({"bundle": str(CORPUS / "group_norm")})["launches"]
+    assert len({rec["name"] for rec in launches}) == 2, launches
+    for rec in launches:
+        config = rec.get("config")
+        assert isinstance(config, dict), rec
+        assert config["num_warps"] in (1, 2, 4, 8, 16, 32) and config["num_stages"] >= 1, config
+        assert config.get("XBLOCK", 1) >= 1 and all(type(v) is int for v in config.values()), config
