@@ -8,6 +8,7 @@
 #include "agents/agent.h"
 #include "agents/coder/builtin.h"
 #include "agents/coder/rewrites.h"
+#include "agents/coder/transposed_tile.h"
 #include "agents/coder/x_order.h"
 #include "agents/planner/builtin.h"
 #include "agents/tuner/builtin.h"
@@ -287,4 +288,62 @@ TEST(Rewrites, KeepTheBaselinesChosenConfigAndTheTunerStepsFromIt) {
     EXPECT_FALSE(c.own_config_space);
     EXPECT_EQ(c.source.find("fixed_config"), std::string::npos);
   }
+}
+
+TEST(Rewrites, TransposedTileHandsEachProgramATileOfTwoDigits) {
+  // A group norm + SiLU over an NCHW tensor stored channels-last, in Inductor's 1-D form: the load
+  // runs along x1 (the second digit), the store along x0. Each candidate tiles (x0, x1) with both
+  // digits as aranges on their own axes, pinned to XBLOCK = the tile's size.
+  auto b = ir::load_bundle(
+      (std::filesystem::path(KOPT_SOURCE_DIR) / "tests/python/data/group_norm_silu_nchw_to_nhwc_inductor_form").string());
+  agents::KernelProfile p;
+  p.kernel = &b->graphs[0]->kernels.at(0);
+  std::string why;
+  auto tiles = agents::rewrites::transposed_tile(p, &why);
+  ASSERT_EQ(tiles.size(), 6u) << why;
+  const agents::Candidate& c = tiles.front();
+  EXPECT_EQ(c.description, "transposed tile: 32 of the digit of stride 1 by 32 of the digit of stride 128 per program "
+                           "@ XBLOCK=1024 num_warps=4 num_stages=1");
+  EXPECT_EQ(c.config, json({{"XBLOCK", 1024}, {"num_warps", 4}, {"num_stages", 1}}));
+  EXPECT_FALSE(c.own_config_space);  // XBLOCK is the tile: the tuner must not re-pin it
+  for (const char* line : {"    xa = (xtile % 4) * 32 + tl.arange(0, 32)[None, :]\n",
+                           "    xb = ((xtile // 4) % 2) * 32 + tl.arange(0, 32)[:, None]\n",
+                           "    xrest = xtile // 8\n", "    xindex = xzero + xa + 128 * xb + 8192 * xrest\n",
+                           "    xmask = tl.full([32, 32], True, tl.int1)\n", "    x0 = xzero + xa\n",
+                           "    x1 = xzero + xb\n", "    x2 = xzero + xrest\n",
+                           "    x3 = xzero + xa + 128 * xb + 8192 * xrest\n"})
+    EXPECT_NE(c.source.find(line), std::string::npos) << line << c.source;
+  EXPECT_NE(c.source.find("config={'XBLOCK': 1024, 'num_warps': 4, 'num_stages': 1}"), std::string::npos);
+  for (const auto& t : tiles) EXPECT_TRUE(verify::run_g1(*p.kernel, t.source).passed) << t.description;
+  // The coder offers them first among the rewrites of a pointwise kernel.
+  auto all = agents::rewrites::candidates(p, &why);
+  ASSERT_FALSE(all.empty());
+  EXPECT_TRUE(all.front().description.starts_with("transposed tile: ")) << all.front().description;
+
+  // Declines, each with its reason: an access pattern the output order already serves, a kernel
+  // tiled already, and a reduction.
+  auto gelu = corpus("gelu_scale");
+  p.kernel = &gelu->graphs[0]->kernels.at(0);
+  why.clear();
+  EXPECT_TRUE(agents::rewrites::transposed_tile(p, &why).empty());
+  EXPECT_TRUE(why.starts_with("transposed tile: ")) << why;
+  std::string tiled = b->graphs[0]->kernels.at(0).source;
+  tiled.replace(tiled.find("    x3 = xindex\n"), 16, "    x3 = xindex\n    y0 = YBLOCK\n");
+  ir::Kernel tk = b->graphs[0]->kernels.at(0);
+  tk.source = tiled;
+  p.kernel = &tk;
+  why.clear();
+  EXPECT_TRUE(agents::rewrites::transposed_tile(p, &why).empty());
+  EXPECT_NE(why.find("tiled already"), std::string::npos) << why;
+  std::string beyond = b->graphs[0]->kernels.at(0).source;
+  beyond.replace(beyond.find("    tmp2 = tmp0 - tmp1\n"), 23, "    tmp2 = tmp0 - tmp1 + xindex\n");
+  tk.source = beyond;
+  why.clear();
+  EXPECT_TRUE(agents::rewrites::transposed_tile(p, &why).empty());
+  EXPECT_NE(why.find("xindex is used other than through its digit variables"), std::string::npos) << why;
+  auto md = corpus("mean_dim0");
+  p.kernel = &md->graphs[0]->kernels.at(0);
+  why.clear();
+  EXPECT_TRUE(agents::rewrites::transposed_tile(p, &why).empty());
+  EXPECT_NE(why.find("not a pointwise kernel"), std::string::npos) << why;
 }

@@ -10,6 +10,7 @@
 #include "agents/coder/pin_config.h"
 #include "agents/coder/source_edit.h"
 #include "agents/coder/single_pass.h"
+#include "agents/coder/transposed_tile.h"
 #include "agents/coder/x_order.h"
 #include "artifact/ir.h"
 
@@ -210,10 +211,16 @@ std::vector<Candidate> candidates(const KernelProfile& k, std::string* why) {
   if (!reduction) declined.push_back("x order: not a reduction kernel");
   else if (xo.empty()) declined.push_back(reason);
   reason.clear();
-  // First among the rewrites: the only one that changes the memory traffic (see single_pass.h).
-  std::vector<Candidate> one_pass = single_pass_candidates(k, &reason);
-  if (one_pass.empty()) declined.push_back(reason);
-  out.insert(out.begin(), std::make_move_iterator(one_pass.begin()), std::make_move_iterator(one_pass.end()));
+  // First among the rewrites: the ones that change the memory traffic (single_pass.h, transposed_tile.h).
+  std::vector<Candidate> first = single_pass_candidates(k, &reason);
+  if (first.empty()) declined.push_back(reason);
+  reason.clear();
+  if (k.kernel->kind == "pointwise") {
+    std::vector<Candidate> tiles = transposed_tile(k, &reason);
+    if (tiles.empty()) declined.push_back(reason);
+    first.insert(first.end(), std::make_move_iterator(tiles.begin()), std::make_move_iterator(tiles.end()));
+  }
+  out.insert(out.begin(), std::make_move_iterator(first.begin()), std::make_move_iterator(first.end()));
   if (why) {
     why->clear();
     for (const std::string& d : declined) *why += (why->empty() ? "" : "; ") + d;

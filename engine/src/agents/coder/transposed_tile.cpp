@@ -1,0 +1,179 @@
+#include "agents/coder/transposed_tile.h"
+
+#include <iterator>
+#include <map>
+#include <regex>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "agents/coder/pin_config.h"
+#include "agents/coder/source_edit.h"
+
+namespace kopt::agents::rewrites {
+
+using namespace detail;
+
+namespace {
+
+// A digit variable of the x index: `name = <xindex restricted to [lo, hi)>` (lo, hi digit
+// boundaries: `xindex % hi`, `(xindex // lo) % (hi/lo)`, `xindex // lo`, `xindex`).
+struct Digit {
+  const py::Node* stmt;
+  std::string name;
+  int64_t lo, hi;
+};
+
+std::optional<Digit> digit_of(const std::string& text, const py::Node* stmt, int64_t n) {
+  static const std::regex plain(R"(^(\w+) = xindex$)"), mod(R"(^(\w+) = \(?xindex % (\d+)\)?$)"),
+      div_mod(R"(^(\w+) = \(?\(xindex // (\d+)\) % (\d+)\)?$)"), div(R"(^(\w+) = \(?xindex // (\d+)\)?$)");
+  std::smatch m;
+  if (std::regex_match(text, m, plain)) return Digit{stmt, m[1], 1, n};
+  if (std::regex_match(text, m, mod)) return Digit{stmt, m[1], 1, std::stoll(m[2])};
+  if (std::regex_match(text, m, div_mod))
+    return Digit{stmt, m[1], std::stoll(m[2]), std::stoll(m[2]) * std::stoll(m[3])};
+  if (std::regex_match(text, m, div)) return Digit{stmt, m[1], std::stoll(m[2]), n};
+  return std::nullopt;
+}
+
+size_t count_words(const std::string& text, const std::string& word) {
+  std::regex w("\\b" + word + "\\b");
+  return static_cast<size_t>(std::distance(std::sregex_iterator(text.begin(), text.end(), w), std::sregex_iterator()));
+}
+
+// Whether `name` appears in `expr` as a term of its own (not multiplied, divided or reduced):
+// the access is then contiguous along that digit.
+bool bare_term(const std::string& expr, const std::string& name) {
+  std::regex w("\\b" + name + "\\b");
+  for (auto it = std::sregex_iterator(expr.begin(), expr.end(), w); it != std::sregex_iterator(); ++it) {
+    size_t b = static_cast<size_t>(it->position()), e = b + name.size();
+    while (b > 0 && expr[b - 1] == ' ') --b;
+    while (e < expr.size() && expr[e] == ' ') ++e;
+    bool before = b == 0 || expr[b - 1] == '(' || expr[b - 1] == '+';
+    bool after = e == expr.size() || expr[e] == ')' || expr[e] == '+' || expr[e] == ',';
+    if (before && after) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<Candidate> transposed_tile(const KernelProfile& k, std::string* why) {
+  auto no = [&](const std::string& reason) {
+    say(why, "transposed tile: " + reason);
+    return std::vector<Candidate>{};
+  };
+  if (k.kernel->kind != "pointwise") return no("not a pointwise kernel");
+  const std::string& source = k.kernel->source;
+  auto ks = parse(source, k.kernel->name, why);
+  if (!ks) return {};
+  const py::Node* entry = ks->entry;
+  std::string body = text_of(source, entry);
+  if (body.find("atomic") != std::string::npos) return no("the kernel uses atomics");
+  if (count_words(body, "yindex") || count_words(body, "YBLOCK")) return no("the kernel is tiled already");
+  static const std::regex pid(R"(tl\.program_id\((\d)\))");
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), pid); it != std::sregex_iterator(); ++it)
+    if ((*it)[1] != "0") return no("the kernel has more than one grid axis");
+  static const std::regex numel(R"(^xnumel = (\d+)$)"), offset(R"(^xoffset = tl\.program_id\(0\) \* XBLOCK$)"),
+      index(R"(^xindex = xoffset \+ tl\.arange\(0, XBLOCK\)(\[:\])?$)"), masked(R"(^xmask = xindex < xnumel$)"),
+      unmasked(R"(^xmask = tl\.full\(\[XBLOCK\], True, tl\.int1\)(\[:\])?$)");
+  int64_t n = 0;
+  const py::Node *index_stmt = nullptr, *mask_stmt = nullptr;
+  bool has_offset = false, mask_is_full = false;
+  std::vector<std::pair<const py::Node*, std::string>> stmts;
+  for (const py::Node* s : entry->list("body")) {
+    std::string t = text_of(source, s);
+    std::smatch m;
+    if (std::regex_match(t, m, numel)) n = std::stoll(m[1]);
+    else if (std::regex_match(t, offset)) has_offset = true;
+    else if (std::regex_match(t, index)) index_stmt = s;
+    else if (std::regex_match(t, masked)) mask_stmt = s;
+    else if (std::regex_match(t, unmasked)) mask_stmt = s, mask_is_full = true;
+    else stmts.emplace_back(s, t);
+  }
+  if (n <= 1 || n >= (int64_t{1} << 31)) return no("xnumel is not a constant below 2^31 in the kernel");
+  if (!has_offset || !index_stmt || !mask_stmt) return no("the x index is not Inductor's 1-D `xoffset + tl.arange` form");
+  std::vector<Digit> digits;
+  for (const auto& [s, t] : stmts)
+    if (auto d = digit_of(t, s, n)) digits.push_back(*d);
+  // Every use of xindex and XBLOCK must be one this rewrite replaces: the index and mask lines,
+  // the digit variables (and XBLOCK's parameter and the program offset).
+  if (count_words(body, "xindex") != 1 + (mask_is_full ? 0 : 1) + digits.size())
+    return no("xindex is used other than through its digit variables");
+  if (count_words(body, "XBLOCK") != 3 + (mask_is_full ? 1 : 0)) return no("XBLOCK shapes a value beyond the x index");
+  std::set<int64_t> bounds = {1, n};
+  for (const Digit& d : digits) bounds.insert({d.lo, std::min(d.hi, n)});
+  std::vector<int64_t> b(bounds.begin(), bounds.end());
+  for (size_t i = 1; i < b.size(); ++i)
+    if (b[i] % b[i - 1] != 0) return no(fmt::format("its digits do not nest ({} does not divide {})", b[i - 1], b[i]));
+  if (b.size() < 3) return no("the x index has a single digit");
+  const int64_t na = b[1], nb = b[2] / b[1], rest = n / b[2];
+  // Worth it only when an access runs along the second digit: a digit variable spanning exactly
+  // [na, na*nb) appearing as a bare term of a load's or store's pointer.
+  bool transposed = false;
+  walk(entry, [&](const py::Node* c) {
+    if (transposed || !(is_tl_call(c, "load") || is_tl_call(c, "store")) || c->list("args").empty()) return;
+    std::string ptr = text_of(source, c->list("args").front());
+    for (const Digit& d : digits)
+      if (d.lo == na && d.hi == na * nb && bare_term(ptr, d.name)) transposed = true;
+  });
+  if (!transposed)
+    return no(fmt::format("no load or store is contiguous along the digit of stride {}: the output order serves "
+                          "every access", na));
+  std::string ind(index_stmt->begin.col, ' ');
+  std::vector<Candidate> out;
+  struct Tile {
+    int64_t ta, tb;
+    int warps;
+  };
+  for (Tile t : {Tile{32, 32, 4}, Tile{64, 32, 4}, Tile{32, 64, 4}, Tile{64, 64, 8}, Tile{16, 64, 4}, Tile{64, 16, 4}}) {
+    if (na % t.ta != 0 || nb % t.tb != 0) continue;
+    const int64_t tiles_a = na / t.ta, tiles_b = nb / t.tb;
+    // The digit variable over [lo, hi) in terms of the tile's a (fastest, along axis 1), b (axis
+    // 0) and the program's remaining digits (one value per program).
+    auto value = [&](const Digit& d) {
+      std::vector<std::string> terms;
+      auto term = [&](const std::string& piece, int64_t coef) {
+        terms.push_back(coef == 1 ? piece : fmt::format("{} * {}", coef, piece));
+      };
+      if (d.lo == 1) term("xa", 1);
+      if (d.lo <= na && d.hi >= na * nb) term("xb", na / d.lo);
+      if (d.hi > na * nb) {
+        int64_t lo = std::max(d.lo, na * nb), hi = std::min(d.hi, n);
+        std::string piece = lo == na * nb ? "xrest" : fmt::format("(xrest // {})", lo / (na * nb));
+        if (hi < n) piece = fmt::format("({} % {})", piece, hi / lo);
+        term(piece, lo / d.lo);
+      }
+      std::string v = "xzero";
+      for (const std::string& s : terms) v += " + " + s;
+      return v;
+    };
+    std::vector<Edit> edits;
+    std::string head = fmt::format("xtile = tl.program_id(0)\n"
+                                   "{0}xa = (xtile % {1}) * {2} + tl.arange(0, {2})[None, :]\n"
+                                   "{0}xb = ((xtile // {1}) % {3}) * {4} + tl.arange(0, {4})[:, None]\n"
+                                   "{0}xrest = xtile // {5}\n"
+                                   "{0}xzero = tl.zeros([{4}, {2}], tl.int32)\n"
+                                   "{0}xindex = xzero + xa + {6} * xb",
+                                   ind, tiles_a, t.ta, tiles_b, t.tb, tiles_a * tiles_b, na);
+    if (rest > 1) head += fmt::format(" + {} * xrest", na * nb);
+    edits.push_back({index_stmt->begin.offset, index_stmt->end.offset, head});
+    edits.push_back({mask_stmt->begin.offset, mask_stmt->end.offset,
+                     mask_is_full ? fmt::format("xmask = tl.full([{}, {}], True, tl.int1)", t.tb, t.ta)
+                                  : std::string("xmask = xindex < xnumel")});
+    for (const Digit& d : digits)
+      edits.push_back({d.stmt->begin.offset, d.stmt->end.offset, fmt::format("{} = {}", d.name, value(d))});
+    nlohmann::json cfg = {{"XBLOCK", t.ta * t.tb}, {"num_warps", t.warps}, {"num_stages", 1}};
+    Candidate c;
+    c.origin = "rewrite";
+    c.description = fmt::format("transposed tile: {} of the digit of stride 1 by {} of the digit of stride {} per "
+                                "program @ {}", t.ta, t.tb, na, describe_config(cfg));
+    c.source = pin_config(apply(source, edits), k.kernel->name, cfg);
+    c.config = cfg;  // not the kernel's config space: XBLOCK is the tile's size (own_config_space stays false)
+    out.push_back(std::move(c));
+  }
+  if (out.empty()) return no(fmt::format("no tile of 16-64 by 16-64 divides the digits ({} by {})", na, nb));
+  return out;
+}
+
+}  // namespace kopt::agents::rewrites
