@@ -108,18 +108,24 @@ std::vector<Candidate> transposed_tile(const KernelProfile& k, std::string* why)
     if (b[i] % b[i - 1] != 0) return no(fmt::format("its digits do not nest ({} does not divide {})", b[i - 1], b[i]));
   if (b.size() < 3) return no("the x index has a single digit");
   const int64_t na = b[1], nb = b[2] / b[1], rest = n / b[2];
-  // Worth it only when an access runs along the second digit: a digit variable spanning exactly
-  // [na, na*nb) appearing as a bare term of a load's or store's pointer.
+  // Worth it only when an access runs along the second digit and strides over the first: a digit
+  // variable spanning exactly [na, na*nb) as a bare term of a load's or store's pointer, and one
+  // over the first digit in it otherwise (scaled). A per-channel vector read along the second digit
+  // alone (a norm's weight) is broadcast over the first: the output order serves it.
   bool transposed = false;
   walk(entry, [&](const py::Node* c) {
     if (transposed || !(is_tl_call(c, "load") || is_tl_call(c, "store")) || c->list("args").empty()) return;
     std::string ptr = text_of(source, c->list("args").front());
-    for (const Digit& d : digits)
-      if (d.lo == na && d.hi == na * nb && bare_term(ptr, d.name)) transposed = true;
+    bool along_b = false, strided_a = false;
+    for (const Digit& d : digits) {
+      if (d.lo == na && d.hi == na * nb && bare_term(ptr, d.name)) along_b = true;
+      if (d.lo == 1 && count_words(ptr, d.name) && !bare_term(ptr, d.name)) strided_a = true;
+    }
+    transposed = along_b && strided_a;
   });
   if (!transposed)
-    return no(fmt::format("no load or store is contiguous along the digit of stride {}: the output order serves "
-                          "every access", na));
+    return no(fmt::format("no load or store runs along the digit of stride {} across the fastest one: the output "
+                          "order serves every access", na));
   std::string ind(index_stmt->begin.col, ' ');
   std::vector<Candidate> out;
   struct Tile {
