@@ -341,6 +341,15 @@ TEST(Rewrites, TransposedTileHandsEachProgramATileOfTwoDigits) {
   why.clear();
   EXPECT_TRUE(agents::rewrites::transposed_tile(p, &why).empty());
   EXPECT_NE(why.find("xindex is used other than through its digit variables"), std::string::npos) << why;
+  // corpus group_norm's normalize step reads its per-channel weight along x1 (the second digit) alone:
+  // broadcast over the first digit, not a transposed read.
+  auto gn = corpus("group_norm");
+  p.kernel = &gn->graphs[0]->kernels.at(1);
+  ASSERT_EQ(p.kernel->kind, "pointwise");
+  why.clear();
+  EXPECT_TRUE(agents::rewrites::transposed_tile(p, &why).empty());
+  EXPECT_NE(why.find("no load or store runs along the digit of stride 256 across the fastest one"), std::string::npos)
+      << why;
   auto md = corpus("mean_dim0");
   p.kernel = &md->graphs[0]->kernels.at(0);
   why.clear();
