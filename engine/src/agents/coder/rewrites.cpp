@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <functional>
 #include <set>
-#include <stdexcept>
 
 #include <fmt/format.h>
 

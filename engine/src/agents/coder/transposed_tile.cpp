@@ -1,7 +1,5 @@
 #include "agents/coder/transposed_tile.h"
 
-#include <iterator>
-#include <map>
 #include <regex>
 #include <set>
 
@@ -9,6 +7,7 @@
 
 #include "agents/coder/pin_config.h"
 #include "agents/coder/source_edit.h"
+#include "agents/coder/x_index.h"
 
 namespace kopt::agents::rewrites {
 
@@ -34,11 +33,6 @@ std::optional<Digit> digit_of(const std::string& text, const py::Node* stmt, int
     return Digit{stmt, m[1], std::stoll(m[2]), std::stoll(m[2]) * std::stoll(m[3])};
   if (std::regex_match(text, m, div)) return Digit{stmt, m[1], std::stoll(m[2]), n};
   return std::nullopt;
-}
-
-size_t count_words(const std::string& text, const std::string& word) {
-  std::regex w("\\b" + word + "\\b");
-  return static_cast<size_t>(std::distance(std::sregex_iterator(text.begin(), text.end(), w), std::sregex_iterator()));
 }
 
 // Whether `name` appears in `expr` as a term of its own (not multiplied, divided or reduced):
@@ -69,33 +63,18 @@ std::vector<Candidate> transposed_tile(const KernelProfile& k, std::string* why)
   if (!ks) return {};
   const py::Node* entry = ks->entry;
   std::string body = text_of(source, entry);
-  if (body.find("atomic") != std::string::npos) return no("the kernel uses atomics");
   if (count_words(body, "yindex") || count_words(body, "YBLOCK")) return no("the kernel is tiled already");
-  static const std::regex pid(R"(tl\.program_id\((\d)\))");
-  for (auto it = std::sregex_iterator(body.begin(), body.end(), pid); it != std::sregex_iterator(); ++it)
-    if ((*it)[1] != "0") return no("the kernel has more than one grid axis");
-  static const std::regex numel(R"(^xnumel = (\d+)$)"), offset(R"(^xoffset = tl\.program_id\(0\) \* XBLOCK$)"),
-      index(R"(^xindex = xoffset \+ tl\.arange\(0, XBLOCK\)(\[:\])?$)"), masked(R"(^xmask = xindex < xnumel$)"),
-      unmasked(R"(^xmask = tl\.full\(\[XBLOCK\], True, tl\.int1\)(\[:\])?$)");
-  int64_t n = 0;
-  const py::Node *index_stmt = nullptr, *mask_stmt = nullptr;
-  bool has_offset = false, mask_is_full = false;
-  std::vector<std::pair<const py::Node*, std::string>> stmts;
-  for (const py::Node* s : entry->list("body")) {
-    std::string t = text_of(source, s);
-    std::smatch m;
-    if (std::regex_match(t, m, numel)) n = std::stoll(m[1]);
-    else if (std::regex_match(t, offset)) has_offset = true;
-    else if (std::regex_match(t, index)) index_stmt = s;
-    else if (std::regex_match(t, masked)) mask_stmt = s;
-    else if (std::regex_match(t, unmasked)) mask_stmt = s, mask_is_full = true;
-    else stmts.emplace_back(s, t);
-  }
-  if (n <= 1 || n >= (int64_t{1} << 31)) return no("xnumel is not a constant below 2^31 in the kernel");
-  if (!has_offset || !index_stmt || !mask_stmt) return no("the x index is not Inductor's 1-D `xoffset + tl.arange` form");
+  auto x = x_index(source, entry, "transposed tile", why);
+  if (!x) return {};
+  auto one_d = [](const std::string& s) { return s.empty() || s == "[:]"; };
+  if (!one_d(x->suffix) || (x->mask_is_full && !one_d(x->mask_suffix)))
+    return no("the x index is not Inductor's 1-D `xoffset + tl.arange` form");
+  const int64_t n = x->numel;
+  const py::Node *index_stmt = x->index_stmt, *mask_stmt = x->mask_stmt;
+  const bool mask_is_full = x->mask_is_full;
   std::vector<Digit> digits;
-  for (const auto& [s, t] : stmts)
-    if (auto d = digit_of(t, s, n)) digits.push_back(*d);
+  for (const py::Node* s : x->others)
+    if (auto d = digit_of(text_of(source, s), s, n)) digits.push_back(*d);
   // Every use of xindex and XBLOCK must be one this rewrite replaces: the index and mask lines,
   // the digit variables (and XBLOCK's parameter and the program offset).
   if (count_words(body, "xindex") != 1 + (mask_is_full ? 0 : 1) + digits.size())

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "agents/coder/source_edit.h"
+#include "agents/coder/x_index.h"
 
 namespace kopt::agents::rewrites {
 
@@ -40,33 +41,13 @@ std::vector<std::pair<std::string, std::string>> x_order(const std::string& sour
   if (!ks) return {};
   const py::Node* entry = ks->entry;
   std::string body = text_of(source, entry);
-  // Program order must not matter: no atomics, no second grid axis (a split scan's lookback
-  // reads earlier programs' results).
-  if (body.find("atomic") != std::string::npos) return no("the kernel uses atomics");
-  static const std::regex pid(R"(tl\.program_id\((\d)\))");
-  for (auto it = std::sregex_iterator(body.begin(), body.end(), pid); it != std::sregex_iterator(); ++it)
-    if ((*it)[1] != "0") return no("the kernel has more than one grid axis");
-  static const std::regex numel(R"(^xnumel = (\d+)$)"), offset(R"(^xoffset = tl\.program_id\(0\) \* XBLOCK$)"),
-      index(R"(^xindex = xoffset \+ tl\.arange\(0, XBLOCK\)(\[[^\]]*\])?$)"), masked(R"(^xmask = xindex < xnumel$)"),
-      unmasked(R"(^xmask = tl\.full\(\[XBLOCK\], True, tl\.int1\)(\[[^\]]*\])?$)");
-  int64_t n = 0;
-  const py::Node *index_stmt = nullptr, *mask_stmt = nullptr;
-  bool has_offset = false, has_mask = false;
-  std::string suffix;
-  for (const py::Node* s : entry->list("body")) {
-    std::string t = text_of(source, s);
-    std::smatch m;
-    if (std::regex_match(t, m, numel)) n = std::stoll(m[1]);
-    else if (std::regex_match(t, offset)) has_offset = true;
-    else if (std::regex_match(t, m, index)) index_stmt = s, suffix = m[1];
-    else if (std::regex_match(t, masked)) mask_stmt = s, has_mask = true;
-    else if (std::regex_match(t, unmasked)) has_mask = true;
-  }
-  if (n <= 1 || n >= (int64_t{1} << 31)) return no("xnumel is not a constant below 2^31 in the kernel");
-  if (!has_offset || !index_stmt || !has_mask) return no("the x index is not Inductor's `xoffset + tl.arange` form");
-  static const std::regex offset_use(R"(\bxoffset\b)");
-  if (std::distance(std::sregex_iterator(body.begin(), body.end(), offset_use), std::sregex_iterator()) != 2)
-    return no("xoffset is used beyond the x index");
+  auto x = x_index(source, entry, "x order", why);
+  if (!x) return {};
+  const int64_t n = x->numel;
+  const py::Node* index_stmt = x->index_stmt;
+  // An unmasked kernel's mask stays as it is (all lanes of a full tile are in range).
+  const py::Node* mask_stmt = x->mask_is_full ? nullptr : x->mask_stmt;
+  if (count_words(body, "xoffset") != 2) return no("xoffset is used beyond the x index");
   // Digit boundaries: xindex // S, (xindex // S) % A (boundary S*A), xindex % A.
   std::set<int64_t> bounds = {1};
   static const std::regex div_mod(R"(\(xindex // (\d+)\) % (\d+))"), div(R"(xindex // (\d+))"), mod(R"(xindex % (\d+))");
@@ -91,7 +72,7 @@ std::vector<std::pair<std::string, std::string>> x_order(const std::string& sour
     for (size_t d = 0; d < stride.size(); ++d)
       if (d != j) order.push_back(d);
     std::vector<Edit> edits = {{index_stmt->begin.offset, index_stmt->end.offset,
-                                fmt::format("xlin = xoffset + tl.arange(0, XBLOCK){}\n{}xindex = {}", suffix, indent,
+                                fmt::format("xlin = xoffset + tl.arange(0, XBLOCK){}\n{}xindex = {}", x->suffix, indent,
                                             permuted_index(stride, extent, order))}};
     if (mask_stmt) edits.push_back({mask_stmt->begin.offset, mask_stmt->end.offset, "xmask = xlin < xnumel"});
     out.emplace_back(fmt::format("x order: the digit of stride {} ({} values) fastest", stride[j], extent[j]),

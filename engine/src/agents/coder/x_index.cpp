@@ -1,0 +1,46 @@
+#include "agents/coder/x_index.h"
+
+#include <iterator>
+#include <regex>
+
+namespace kopt::agents::rewrites::detail {
+
+size_t count_words(const std::string& text, const std::string& word) {
+  std::regex w("\\b" + word + "\\b");
+  return static_cast<size_t>(std::distance(std::sregex_iterator(text.begin(), text.end(), w), std::sregex_iterator()));
+}
+
+std::optional<XIndex> x_index(const std::string& source, const py::Node* entry, const std::string& what,
+                              std::string* why) {
+  auto no = [&](const std::string& reason) {
+    say(why, what + ": " + reason);
+    return std::optional<XIndex>{};
+  };
+  std::string body = text_of(source, entry);
+  // Program order must not matter: no atomics, no second grid axis (a split scan's lookback
+  // reads earlier programs' results).
+  if (body.find("atomic") != std::string::npos) return no("the kernel uses atomics");
+  static const std::regex pid(R"(tl\.program_id\((\d)\))");
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), pid); it != std::sregex_iterator(); ++it)
+    if ((*it)[1] != "0") return no("the kernel has more than one grid axis");
+  static const std::regex numel(R"(^xnumel = (\d+)$)"), offset(R"(^xoffset = tl\.program_id\(0\) \* XBLOCK$)"),
+      index(R"(^xindex = xoffset \+ tl\.arange\(0, XBLOCK\)(\[[^\]]*\])?$)"), masked(R"(^xmask = xindex < xnumel$)"),
+      unmasked(R"(^xmask = tl\.full\(\[XBLOCK\], True, tl\.int1\)(\[[^\]]*\])?$)");
+  XIndex x;
+  bool has_offset = false;
+  for (const py::Node* s : entry->list("body")) {
+    std::string t = text_of(source, s);
+    std::smatch m;
+    if (std::regex_match(t, m, numel)) x.numel = std::stoll(m[1]);
+    else if (std::regex_match(t, offset)) has_offset = true;
+    else if (std::regex_match(t, m, index)) x.index_stmt = s, x.suffix = m[1];
+    else if (std::regex_match(t, masked)) x.mask_stmt = s;
+    else if (std::regex_match(t, m, unmasked)) x.mask_stmt = s, x.mask_is_full = true, x.mask_suffix = m[1];
+    else x.others.push_back(s);
+  }
+  if (x.numel <= 1 || x.numel >= (int64_t{1} << 31)) return no("xnumel is not a constant below 2^31 in the kernel");
+  if (!has_offset || !x.index_stmt || !x.mask_stmt) return no("the x index is not Inductor's `xoffset + tl.arange` form");
+  return x;
+}
+
+}  // namespace kopt::agents::rewrites::detail

@@ -1,0 +1,34 @@
+// Inductor's static 1-D x index, as the rewrites that re-deal a kernel's x indices read it (x_order.h
+// for reductions, transposed_tile.h for pointwise kernels):
+//     xnumel = N
+//     xoffset = tl.program_id(0) * XBLOCK
+//     xindex = xoffset + tl.arange(0, XBLOCK)<suffix>
+//     xmask = xindex < xnumel            (or tl.full([XBLOCK], True, tl.int1)<suffix>: unmasked)
+// with program order free to change: no atomics, no second grid axis.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agents/coder/source_edit.h"
+
+namespace kopt::agents::rewrites::detail {
+
+struct XIndex {
+  int64_t numel = 0;                      // N, a constant in (1, 2^31)
+  const py::Node* index_stmt = nullptr;   // the `xindex = ...` line
+  const py::Node* mask_stmt = nullptr;    // the `xmask = ...` line
+  bool mask_is_full = false;              // the unmasked form (`tl.full([XBLOCK], True, tl.int1)`)
+  std::string suffix, mask_suffix;        // the index's and the unmasked mask's subscripts (`[:, None]`, `[:]`, "")
+  std::vector<const py::Node*> others;    // every other statement of the entry, in order
+};
+
+// The entry's x index, or nothing with the reason in `why` (prefixed by `what`: "x order: ...").
+std::optional<XIndex> x_index(const std::string& source, const py::Node* entry, const std::string& what,
+                              std::string* why);
+
+// How many times `word` stands as a whole word in `text`.
+size_t count_words(const std::string& text, const std::string& word);
+
+}  // namespace kopt::agents::rewrites::detail
