@@ -41,7 +41,44 @@ TEST(SinglePass, SoftmaxReadsEachRowOnce) {
   EXPECT_NE(sp->source.find("_tmp2_max_next = tmp1\n"), std::string::npos) << sp->source;
   EXPECT_NE(sp->source.find("_tmp2_sum_next = tl.where(tmp1 == float('-inf'), 1.0, (tmp1 - tmp1) + 1.0)"),
             std::string::npos);
-  EXPECT_NE(sp->source.find("online_softmax_reduce"), std::string::npos);  // the reduce is the kernel's own
+  // The reduce written out, its exps the output's: one exp per element.
+  EXPECT_EQ(sp->shared_exps, 1);
+  EXPECT_EQ(sp->source.find("online_softmax_reduce"), std::string::npos);
+  EXPECT_NE(sp->source.find("    tmp2 = triton_helpers.max2(_tmp2_max, 1)\n    _kopt_m0 = tmp2[:, None]\n"
+                            "    _kopt_d0 = tmp0 - _kopt_m0\n    _kopt_e0 = libdevice.exp(_kopt_d0)\n"
+                            "    tmp3 = tl.sum(_tmp2_sum * tl.where(_kopt_m0 == float('-inf'), 1.0, _kopt_e0), 1)\n"),
+            std::string::npos)
+      << sp->source;
+  EXPECT_EQ(sp->recomputed, 3);  // tmp2[:, None], tmp4 - tmp2, exp(...) of the output pass
+  EXPECT_NE(sp->source.find("tmp6 = _kopt_e0\n    tmp7 = (tmp6 / tmp3)"), std::string::npos) << sp->source;
+}
+
+const char* kAlibi = "triton_red_fused__softmax__to_copy_add_exp_gt_masked_fill_mul_prepare_softmax_online_sub_unsqueeze_view_0";
+
+std::string alibi_source() {
+  auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/alibi_softmax_bf16_small");
+  return b->graphs[0]->kernels.at(0).source;
+}
+
+TEST(SinglePass, TheOutputPassReusesTheFirstPasssElementwiseChain) {
+  // Inductor's masked ALiBi softmax recomputes the mask, scale and bias from the reloaded scores in
+  // its output pass; with the loads reused, each of those expressions is the first pass's.
+  std::string src = alibi_source(), why;
+  auto sp = agents::rewrites::single_pass(src, kAlibi, {}, &why);
+  ASSERT_TRUE(sp) << why;
+  EXPECT_EQ(sp->reloads, 2);
+  EXPECT_EQ(sp->recomputed, 14);
+  for (const char* reused : {"tmp19 = tmp2\n", "tmp20 = tmp3\n", "tmp21 = tmp4\n", "tmp22 = tmp5\n",
+                             "tmp28 = tmp12\n", "tmp30 = tmp14\n", "tmp31 = _kopt_d0\n", "tmp32 = _kopt_e0\n"})
+    EXPECT_NE(sp->source.find(reused), std::string::npos) << reused << sp->source;
+  EXPECT_NE(sp->source.find("_kopt_d0 = tmp14 - _kopt_m0"), std::string::npos) << sp->source;  // V, not the accumulator
+  // A value changed between the passes is not reused: the output pass's conversion of tmp19 is its own.
+  std::string changed = replaced(src, "    tmp16, tmp17 = triton_helpers", "    tmp3 = tmp3 + 1.0\n    tmp16, tmp17 = triton_helpers");
+  auto sp2 = agents::rewrites::single_pass(changed, kAlibi, {}, &why);
+  ASSERT_TRUE(sp2) << why;
+  EXPECT_NE(sp2->source.find("tmp19 = tmp2\n"), std::string::npos);
+  EXPECT_NE(sp2->source.find("tmp20 = tmp19.to(tl.float32)\n"), std::string::npos) << sp2->source;
+  EXPECT_LT(sp2->recomputed, sp->recomputed);
 }
 
 TEST(SinglePass, ALoadConvertedWhereItIsMadeIsReusedOnlyWithTheSameConversion) {
@@ -135,6 +172,9 @@ TEST(SinglePass, RowLengthFromTheLaunchesWhenTheKernelDoesNotFixIt) {
   auto cands = agents::rewrites::single_pass_candidates(p, &why);
   ASSERT_FALSE(cands.empty()) << why;
   EXPECT_NE(cands[0].source.find("R0_ALL: tl.constexpr = 2048"), std::string::npos);
+  // Rows of 2000 in blocks of 2048: the accumulator's mask is not all-true, so the masked lanes'
+  // -inf are not the row's values and the reduce stays the helper's.
+  EXPECT_NE(cands[0].source.find("online_softmax_reduce"), std::string::npos);
 }
 
 }  // namespace

@@ -76,8 +76,8 @@ def test_rewritten_softmax_passes_the_gates(kernelopt_bin, tmp_path):
     # The single-pass rewrite (one per pinned config), then the hint-free variant (Inductor already
     # hints evict_last/evict_first on the two passes).
     single = [c for c in cands if c["description"].startswith(
-        "single pass: each row read once (1 reload(s) removed, 1 softmax combine(s) on fresh accumulators folded, "
-        "rows of 64)")]
+        "single pass: each row read once (1 reload(s) removed, 3 recomputed expression(s) reused, 1 softmax "
+        "combine(s) on fresh accumulators folded, 1 softmax reduce(s) sharing their exps with the output, rows of 64)")]
     assert [c["description"] for c in cands[len(single):]] == ["eviction hints removed"]
     assert len(single) >= 2 and "XBLOCK=1 " in single[0]["description"]
     original = (bundle / "module_0.py").read_text()
@@ -88,7 +88,8 @@ def test_rewritten_softmax_passes_the_gates(kernelopt_bin, tmp_path):
     # No loop, the row loaded once, the block the kernel's own, the config pinned.
     assert "for r0_offset" not in one_pass and one_pass.count("tl.load(") == 1
     assert "R0_ALL: tl.constexpr = 64" in one_pass and "fixed_config" in one_pass
-    assert "online_softmax_combine" not in one_pass and "online_softmax_reduce" in one_pass
+    assert "online_softmax_combine" not in one_pass and "online_softmax_reduce" not in one_pass
+    assert one_pass.count("libdevice.exp(") == 1  # the reduce's exp is the output's
     several_rows = next(c for c in single if "XBLOCK=4 " in c["description"])
     for c in (cands[-1], single[0], several_rows):
         verify(kernelopt_bin, bundle, SOFTMAX, c["file"], tmp_path)
@@ -105,6 +106,26 @@ def test_single_pass_layer_norm_passes_the_gates(kernelopt_bin, tmp_path):
     src = open(cands[0]["file"]).read()
     assert "for r0_offset" not in src and src.count("tl.load(") == 3  # x once, weight, bias
     for c in (cands[0], cands[-1]):
+        verify(kernelopt_bin, bundle, kernel, c["file"], tmp_path)
+
+
+def test_single_pass_alibi_softmax_evaluates_each_element_once_and_passes_the_gates(kernelopt_bin, tmp_path):
+    """A masked ALiBi softmax as Inductor wrote it for the H200 (scaled down): the output pass recomputes
+    the mask, scale and bias from the reloaded scores and exponentiates the row again. The single pass
+    loads the scores once, reuses the first pass's elementwise chain and the reduce's exps, and passes
+    G1-G3 in CPU mode."""
+    bundle = ROOT / "tests/python/data/alibi_softmax_bf16_small"
+    kernel = "triton_red_fused__softmax__to_copy_add_exp_gt_masked_fill_mul_prepare_softmax_online_sub_unsqueeze_view_0"
+    cands = [c for c in rewrites_of(kernelopt_bin, bundle, kernel, tmp_path / "rewrites")
+             if c["description"].startswith("single pass")]
+    assert cands and all(
+        "(2 reload(s) removed, 14 recomputed expression(s) reused, 1 softmax combine(s) on fresh accumulators "
+        "folded, 1 softmax reduce(s) sharing their exps with the output, rows of 64)" in c["description"] for c in cands)
+    src = open(cands[0]["file"]).read()
+    assert src.count("tl.load(") == 4  # positions and slopes per row, then positions and scores once
+    assert src.count("libdevice.exp(") == 1 and "tmp32 = _kopt_e0" in src and "tmp30 = tmp14" in src
+    several_rows = next(c for c in cands if "XBLOCK=4 " in c["description"])
+    for c in (cands[0], several_rows):
         verify(kernelopt_bin, bundle, kernel, c["file"], tmp_path)
 
 
@@ -142,6 +163,45 @@ def test_the_folded_softmax_combine_is_the_helpers_on_every_special_value():
         for helper, folded in ((helper_max, folded_max), (helper_sum, folded_sum)):
             assert np.array_equal(np.isnan(helper), np.isnan(folded)), (values, helper, folded)
             assert np.array_equal(helper[~np.isnan(helper)], folded[~np.isnan(folded)]), (values, helper, folded)
+
+
+@triton.jit
+def _reduce_both_ways(v_ptr, out_ptr, R: tl.constexpr, N: tl.constexpr, FAST: tl.constexpr):
+    rows = tl.arange(0, R)[:, None]
+    v = tl.load(v_ptr + rows * N + tl.arange(0, N)[None, :])
+    s = tl.where(v == float("-inf"), 1.0, (v - v) + 1.0)  # the folded combine's sums
+    hm, hs = triton_helpers.online_softmax_reduce(v, s, 1, FAST)
+    wm = triton_helpers.max2(v, 1)
+    m = wm[:, None]
+    d = v - m
+    if FAST:
+        e = triton_helpers.math.exp(d)
+    else:
+        e = triton_helpers.libdevice.exp(d)
+    ws = tl.sum(s * tl.where(m == float("-inf"), 1.0, e), 1)
+    tl.store(out_ptr + tl.arange(0, R), hm)
+    tl.store(out_ptr + R + tl.arange(0, R), hs)
+    tl.store(out_ptr + 2 * R + tl.arange(0, R), wm)
+    tl.store(out_ptr + 3 * R + tl.arange(0, R), ws)
+
+
+def test_the_written_out_softmax_reduce_is_the_helpers_on_every_special_row():
+    """The single pass writes `online_softmax_reduce(A, B, 1, fast)` out as max2, then
+    sum(B * where(m == -inf, 1, exp(A - m))) so the output pass can reuse exp(A - m): the same bits as
+    Inductor's helper for rows of finite values, rows holding -inf, +inf or NaN, and an all -inf row
+    (a fully masked query), with either exp."""
+    rows = [[0.5, -1.25, 3.0, 88.0], [float("-inf"), 2.0, -3.0, float("-inf")], [float("-inf")] * 4,
+            [1.0, float("inf"), -2.0, 0.0], [float("nan"), 1.0, 2.0, 3.0], [-104.0, -3.4e38, 3.4e38, 1e-45],
+            [float("inf")] * 4, [-0.0, 0.0, -0.0, 0.0]]
+    v = torch.tensor(rows, dtype=torch.float32)
+    for fast in (False, True):
+        out = torch.empty(32, dtype=torch.float32)
+        _reduce_both_ways[(1,)](v, out, R=8, N=4, FAST=fast)
+        helper_max, helper_sum, written_max, written_sum = out.view(4, 8).numpy()
+        for helper, written in ((helper_max, written_max), (helper_sum, written_sum)):
+            assert np.array_equal(np.isnan(helper), np.isnan(written)), (helper, written)
+            assert np.array_equal(helper[~np.isnan(helper)], written[~np.isnan(written)]), (helper, written)
+        assert helper_sum[2] == 4.0 and not np.isnan(helper_sum[0])  # the masked row, a finite row
 
 
 def test_x_order_hands_out_every_row_once_and_passes_the_gates(kernelopt_bin, tmp_path):

@@ -85,27 +85,41 @@ std::optional<std::string> unroll_loops(const std::string& source, const std::ve
   return out;
 }
 
-// The text of `n` with every name read in it tagged with the version of its value, so two
+// What each name holds: its version (bumped by every assignment that changes it), and for a name
+// bound to a value another name already holds (a reused load, a recomputed expression) that
+// name's canonical text, so that expressions over either compare equal.
+struct Values {
+  std::map<std::string, int> version;
+  std::map<std::string, std::pair<int, std::string>> alias;  // name -> (its version then, canonical text)
+
+  std::string ref(const std::string& id) const {
+    auto v = version.find(id);
+    int at = v == version.end() ? 0 : v->second;
+    auto a = alias.find(id);
+    if (a != alias.end() && a->second.first == at) return a->second.second;
+    return fmt::format("{}#{}", id, at);
+  }
+};
+
+// The text of `n` with every name read in it replaced by its canonical reference, so two
 // expressions compare equal only if they compute the same thing from the same values.
-std::string versioned(const std::string& src, const Node* n, const std::map<std::string, int>& version) {
+std::string versioned(const std::string& src, const Node* n, const Values& values) {
   std::vector<Edit> edits;
   walk(n, [&](const Node* m) {
-    if (m->is("Name")) {
-      auto it = version.find(std::string(m->ident("id")));
+    if (m->is("Name"))
       edits.push_back({m->begin.offset - n->begin.offset, m->end.offset - n->begin.offset,
-                       fmt::format("{}#{}", m->ident("id"), it == version.end() ? 0 : it->second)});
-    }
+                       values.ref(std::string(m->ident("id")))});
   });
   return detail::apply(text_of(src, n), edits);
 }
 
 // A load's identity: pointer, mask and fill (positional or keyword); the eviction hint is not part of it.
-std::string load_key(const std::string& src, const Node* call, const std::map<std::string, int>& version) {
+std::string load_key(const std::string& src, const Node* call, const Values& values) {
   std::string key;
-  for (const Node* a : call->list("args")) key += versioned(src, a, version) + ",";
+  for (const Node* a : call->list("args")) key += versioned(src, a, values) + ",";
   for (const Node* k : call->list("keywords"))
     if (k->ident("arg") != "eviction_policy") key += std::string(k->ident("arg")) + "=" +
-                                                     versioned(src, k->child("value"), version) + ",";
+                                                     versioned(src, k->child("value"), values) + ",";
   return key;
 }
 
@@ -119,16 +133,23 @@ std::set<std::string> pointers_in(const Node* n) {
 
 struct Reloads {
   std::string source;
-  int removed = 0;
+  int removed = 0;     // loads of what an earlier pass loaded
+  int recomputed = 0;  // expressions an earlier pass computed from the same values
 };
 
 // Step 2: over the straight-line body, `tmpB = tl.load(P, M, other=F)` where an earlier
 // `tmpA = tl.load(P, M, other=F)` read the same values (names at the same versions: the second
 // pass re-assigns r0_index, r0_mask, r0_1 to the same expressions, which keeps their versions)
-// and nothing was stored through P's pointer since becomes `tmpB = tmpA`.
+// and nothing was stored through P's pointer since becomes `tmpB = tmpA`. Then the second pass's
+// arithmetic on tmpB is the first pass's on tmpA (Inductor recomputes a mask, a bias, a scale
+// there): `tmpD = <expr>` where an earlier `tmpC = <expr>` computed the same expression from the
+// same values becomes `tmpD = tmpC` — value numbering over names, so a row's elementwise chain is
+// evaluated once, not once per pass. Identical expressions on identical values give identical
+// values, so the kernel computes exactly what it did.
 std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry, std::string* why) {
-  std::map<std::string, int> version;
-  std::map<std::string, std::string> rhs_of;                // name -> versioned text it was last given
+  Values values;
+  std::map<std::string, int>& version = values.version;
+  std::map<std::string, std::string> rhs_of;  // name -> canonical text it was last given
   struct Loaded {
     std::string name;                // the name the load was assigned to
     int version = 0;                 // that name's version then (reusable while unchanged)
@@ -136,9 +157,15 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
     std::set<std::string> pointers;  // the pointers it reads through
   };
   std::map<std::string, Loaded> seen;  // by load key
+  struct Computed {
+    std::string name;
+    int version = 0;
+  };
+  std::map<std::string, Computed> computed;  // by the canonical text of a pure expression
   std::vector<Edit> edits;
+  int removed = 0, recomputed = 0;
   std::set<const Node*> kept;  // loads whose values a later pass now reuses
-  // `rhs`: the versioned text of a pure expression; nullopt for a value not known to equal any
+  // `rhs`: the canonical text of a pure expression; nullopt for a value not known to equal any
   // earlier one (a load, a call with effects, an augmented assignment).
   auto assign = [&](const Node* target, const std::optional<std::string>& rhs) {
     std::vector<const Node*> names;
@@ -154,6 +181,9 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
       else rhs_of.erase(id);
     }
   };
+  // `id` (just assigned) holds what `held` holds.
+  auto same_as = [&](const std::string& id, const std::string& held) { values.alias[id] = {version[id], values.ref(held)}; };
+  auto live = [&](const std::string& name, int at) { return version[name] == at; };
   // A store or atomic through a pointer, anywhere in `s`, invalidates what was loaded through it.
   auto writes = [&](const Node* s) {
     std::set<std::string> written;
@@ -187,9 +217,9 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
     const Node* f = value && value->is("Call") ? value->child("func") : nullptr;
     if (!f || !f->is("Attribute") || f->ident("attr") != "to" || !is_tl_call(f->child("value"), "load")) return nullptr;
     *suffix = ".to(";
-    for (const Node* a : value->list("args")) *suffix += versioned(src, a, version) + ",";
+    for (const Node* a : value->list("args")) *suffix += versioned(src, a, values) + ",";
     for (const Node* k : value->list("keywords"))
-      *suffix += std::string(k->ident("arg")) + "=" + versioned(src, k->child("value"), version) + ",";
+      *suffix += std::string(k->ident("arg")) + "=" + versioned(src, k->child("value"), values) + ",";
     return f->child("value");
   };
   for (const Node* s : entry->list("body")) {
@@ -198,22 +228,44 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
       const Node* value = s->child("value");
       std::string suffix;
       if (const Node* load = target->is("Name") ? load_of(value, &suffix) : nullptr) {
-        std::string key = load_key(src, load, version) + suffix;
+        std::string key = load_key(src, load, values) + suffix;
+        std::string id(target->ident("id"));
         auto it = seen.find(key);
-        if (it != seen.end() && version[it->second.name] == it->second.version) {
+        if (it != seen.end() && live(it->second.name, it->second.version)) {
           edits.push_back({value->begin.offset, value->end.offset, it->second.name});
           kept.insert(it->second.call);
+          ++removed;
           assign(target, std::nullopt);
+          same_as(id, it->second.name);
           continue;
         }
         assign(target, std::nullopt);
-        std::string id(target->ident("id"));
         seen[key] = {id, version[id], load,
                      pointers_in(load->list("args").empty() ? load : load->list("args").front())};
         continue;
       }
       writes(value);
-      assign(target, impure(value) ? std::nullopt : std::optional<std::string>(versioned(src, value, version)));
+      if (impure(value) || !target->is("Name")) {
+        assign(target, impure(value) ? std::nullopt : std::optional<std::string>(versioned(src, value, values)));
+        continue;
+      }
+      std::string id(target->ident("id")), key = versioned(src, value, values);
+      if (rhs_of.count(id) && rhs_of[id] == key) continue;  // what it already holds
+      auto hit = computed.find(key);
+      bool again = hit != computed.end() && hit->second.name != id && live(hit->second.name, hit->second.version);
+      std::string held = again ? hit->second.name : std::string();
+      assign(target, key);
+      if (again) {
+        // A literal or a plain name costs nothing to evaluate: only its value is recorded.
+        if (!value->is("Constant") && !value->is("Name")) {
+          edits.push_back({value->begin.offset, value->end.offset, held});
+          ++recomputed;
+        }
+        same_as(id, held);
+      } else {
+        computed[key] = {id, version[id]};
+        if (value->is("Name")) values.alias[id] = {version[id], key};
+      }
     } else if (s->is("AnnAssign") || s->is("AugAssign")) {
       if (const Node* v = s->child("value")) writes(v);
       assign(s->child("target"), std::nullopt);
@@ -224,18 +276,17 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
       return std::nullopt;
     }
   }
-  if (edits.empty()) {
+  if (removed == 0) {
     say(why, "single pass: no pass re-loads what an earlier pass loaded");
     return std::nullopt;
   }
-  int removed = static_cast<int>(edits.size());
   // Inductor hinted evict_last on a first-pass load to keep the row in cache for the reload; the
   // row is now read once, so it need not stay.
   for (const Node* call : kept)
     for (const Node* k : call->list("keywords"))
       if (k->ident("arg") == "eviction_policy")
         edits.push_back({k->child("value")->begin.offset, k->child("value")->end.offset, "'evict_first'"});
-  return Reloads{detail::apply(src, edits), removed};
+  return Reloads{detail::apply(src, edits), removed, recomputed};
 }
 
 // Step 1b: in the straight-line body each row's online softmax combine runs once, on the fresh
@@ -286,6 +337,93 @@ FreshCombines fresh_combines(const std::string& src, const Node* entry) {
   return {detail::apply(src, edits), static_cast<int>(edits.size())};
 }
 
+// Step 1c: an online softmax reduce whose row the output pass exponentiates again. The helper
+// `M, S = online_softmax_reduce(A, B, 1, fast)` computes exp(where(M == -inf, 0, A - M)) inside,
+// and the second pass computes exp(V - M) on the same row V; written out as
+//   M = max2(A, 1); m = M[:, None]; d = V - m; e = exp(d)
+//   S = sum(B * where(m == -inf, 1.0, e), 1)
+// it is the helper's own arithmetic (exp(0) is exactly 1, and A equals V lane by lane when the
+// accumulator's mask is all-true: a row that fills its block), and value numbering (step 2) then
+// reuses d and e for the output pass's identical expressions: one exp per element, not two.
+struct SharedReduces {
+  std::string source;
+  int inlined = 0;
+};
+
+SharedReduces share_reduce_exps(const std::string& src, const Node* entry, bool row_fills_block) {
+  std::map<std::string, const Node*> value_of;  // name -> the value of its only top-level assignment
+  std::map<std::string, int> assignments;
+  for (const Node* s : entry->list("body")) {
+    const Node* t = s->is("Assign") && s->list("targets").size() == 1 ? s->list("targets").front()
+                    : s->is("AugAssign") || s->is("AnnAssign") ? s->child("target") : nullptr;
+    walk(t, [&](const Node* m) {
+      if (m->is("Name")) ++assignments[std::string(m->ident("id"))];
+    });
+    if (t && t->is("Name") && s->is("Assign")) value_of[std::string(t->ident("id"))] = s->child("value");
+  }
+  auto once = [&](const std::string& id) { return assignments[id] == 1 && value_of.count(id); };
+  // Masks known all-true: r0_mask when the row fills the block, Inductor's all-true xmask.
+  auto all_true = [&](const Node* m, auto&& self) -> bool {
+    if (m->is("BinOp") && m->ident("op") == "BitAnd") return self(m->child("left"), self) && self(m->child("right"), self);
+    if (!m->is("Name")) return false;
+    std::string id(m->ident("id"));
+    if (id == "r0_mask") return row_fills_block;
+    return id == "xmask" && once(id) && text_of(src, value_of[id]) == "tl.full([XBLOCK], True, tl.int1)[:, None]";
+  };
+  std::vector<Edit> edits;
+  int index = 0;
+  for (const Node* s : entry->list("body")) {
+    if (!s->is("Assign") || s->list("targets").size() != 1) continue;
+    const Node* target = s->list("targets").front();
+    const Node* value = s->child("value");
+    const Node* f = value->is("Call") ? value->child("func") : nullptr;
+    if (!f || !f->is("Attribute") || f->ident("attr") != "online_softmax_reduce" || !is_name(f->child("value"), "triton_helpers"))
+      continue;
+    const auto& a = value->list("args");
+    if (!target->is("Tuple") || target->list("elts").size() != 2 || a.size() != 4 || !a[0]->is("Name") ||
+        !a[1]->is("Name") || !a[2]->is("Constant") || a[2]->value != "1" || !a[3]->is("Constant") ||
+        (a[3]->const_kind != py::ConstKind::True && a[3]->const_kind != py::ConstKind::False))
+      continue;
+    const Node* tm = target->list("elts")[0];
+    const Node* ts = target->list("elts")[1];
+    if (!tm->is("Name") || !ts->is("Name")) continue;
+    // A = where(all-true mask, X, A's initial value): its lanes are X's; X through plain names
+    // and broadcasts to V, the row's own value.
+    std::string acc(a[0]->ident("id"));
+    if (assignments[acc] != 2) continue;  // its initial value, then the one update of the single pass
+    const Node* upd = nullptr;
+    for (const Node* t : entry->list("body"))
+      if (t->begin.offset < s->begin.offset && t->is("Assign") && t->list("targets").size() == 1 &&
+          is_name(t->list("targets").front(), acc))
+        upd = t->child("value");
+    if (!is_tl_call(upd, "where") || upd->list("args").size() != 3 || !all_true(upd->list("args")[0], all_true) ||
+        !is_name(upd->list("args")[2], acc) || !upd->list("args")[1]->is("Name"))
+      continue;
+    std::string v(upd->list("args")[1]->ident("id"));
+    for (int hops = 0; hops < 8 && once(v); ++hops) {
+      const Node* x = value_of[v];
+      if (x->is("Name")) v = std::string(x->ident("id"));
+      else if (is_tl_call(x, "broadcast_to") && !x->list("args").empty() && x->list("args")[0]->is("Name"))
+        v = std::string(x->list("args")[0]->ident("id"));
+      else break;
+    }
+    if (!once(v)) continue;
+    // The helper's own exp: tl_math.exp under fast math, else libdevice's.
+    std::string exp = a[3]->const_kind == py::ConstKind::True ? "tl_math.exp" : "libdevice.exp";
+    std::string ind(s->begin.col, ' ');
+    std::string m = fmt::format("_kopt_m{}", index), d = fmt::format("_kopt_d{}", index),
+                e = fmt::format("_kopt_e{}", index);
+    edits.push_back({s->begin.offset, s->end.offset,
+                     fmt::format("{M} = triton_helpers.max2({A}, 1)\n{i}{m} = {M}[:, None]\n{i}{d} = {V} - {m}\n"
+                                 "{i}{e} = {exp}({d})\n{i}{S} = tl.sum({B} * tl.where({m} == float('-inf'), 1.0, {e}), 1)",
+                                 fmt::arg("M", tm->ident("id")), fmt::arg("A", acc), fmt::arg("i", ind), fmt::arg("m", m),
+                                 fmt::arg("d", d), fmt::arg("V", v), fmt::arg("e", e), fmt::arg("exp", exp),
+                                 fmt::arg("S", ts->ident("id")), fmt::arg("B", a[1]->ident("id")))});
+    ++index;
+  }
+  return {detail::apply(src, edits), index};
+}
+
 std::optional<int64_t> row_length(const Node* entry, const ir::Kernel* k, const std::vector<nlohmann::json>& launches) {
   for (const Node* s : entry->list("body"))
     if (s->is("Assign") && s->list("targets").size() == 1 && is_name(s->list("targets").front(), "r0_numel")) {
@@ -329,9 +467,12 @@ std::optional<SinglePass> rewrite(const std::string& source, const std::string& 
   auto ks1 = parse(*unrolled, name, why);
   if (!ks1) return std::nullopt;
   FreshCombines fc = fresh_combines(*unrolled, ks1->entry);
-  auto ks2 = parse(fc.source, name, why);
+  auto ks1b = parse(fc.source, name, why);
+  if (!ks1b) return std::nullopt;
+  SharedReduces sr = share_reduce_exps(fc.source, ks1b->entry, block == *n);
+  auto ks2 = parse(sr.source, name, why);
   if (!ks2) return std::nullopt;
-  auto reloads = remove_reloads(fc.source, ks2->entry, why);
+  auto reloads = remove_reloads(sr.source, ks2->entry, why);
   if (!reloads) return std::nullopt;
   // The block is the kernel's own: every R0_BLOCK read in the body becomes R0_ALL, defined first.
   auto ks3 = parse(reloads->source, name, why);
@@ -346,7 +487,7 @@ std::optional<SinglePass> rewrite(const std::string& source, const std::string& 
                    fmt::format("R0_ALL: tl.constexpr = {}\n{}", block, std::string(first->begin.col, ' '))});
   std::string out = detail::apply(reloads->source, edits);
   if (!parse(out, name, why)) return std::nullopt;
-  return SinglePass{out, block, reloads->removed, fc.replaced};
+  return SinglePass{out, block, reloads->removed, reloads->recomputed, fc.replaced, sr.inlined};
 }
 
 }  // namespace
@@ -375,11 +516,16 @@ std::vector<Candidate> single_pass_candidates(const KernelProfile& k, std::strin
       nlohmann::json cfg = {{"XBLOCK", x}, {"R0_BLOCK", sp->block}, {"num_warps", w}, {"num_stages", 1}};
       Candidate c;
       c.origin = "rewrite";
-      c.description = fmt::format("single pass: each row read once ({} reload(s) removed{}, rows of {}), {}",
+      c.description = fmt::format("single pass: each row read once ({} reload(s) removed{}{}{}, rows of {}), {}",
                                   sp->reloads,
+                                  sp->recomputed ? fmt::format(", {} recomputed expression(s) reused", sp->recomputed)
+                                                 : std::string(),
                                   sp->combines ? fmt::format(", {} softmax combine(s) on fresh accumulators folded",
                                                              sp->combines)
                                                : std::string(),
+                                  sp->shared_exps ? fmt::format(", {} softmax reduce(s) sharing their exps with the output",
+                                                                sp->shared_exps)
+                                                  : std::string(),
                                   sp->block, describe_config(cfg));
       try {
         c.source = pin_config(sp->source, k.kernel->name, cfg);

@@ -6,7 +6,8 @@
 // block, each pass runs exactly once over the whole row, so the loops become straight-line code
 // and a later pass's load of what an earlier pass loaded (same pointer, mask and fill, nothing
 // stored there in between) reuses the tensor already in registers: the row is read from memory
-// once. Computation is unchanged — one iteration of the same loop body, the same reduction
+// once. What the later pass then recomputes from those same values (a mask, a bias, a scale) is
+// reused too, so each element's chain is evaluated once. Computation is unchanged — one iteration of the same loop body, the same reduction
 // helpers — so the result is the kernel's own, and every gate still checks it.
 //
 // Unlike the other rewrites (rewrites.h), this one fixes the block: the kernel gets its own
@@ -33,7 +34,9 @@ struct SinglePass {
   std::string source;  // the rewritten kernel, launch configs not yet pinned
   int64_t block = 0;   // R0_ALL: the row length rounded up to a power of two
   int reloads = 0;     // loads removed (a later pass re-loading what an earlier pass loaded)
+  int recomputed = 0;  // expressions a later pass recomputed from the same values, now reused
   int combines = 0;    // online softmax combines on fresh accumulators folded to their closed form
+  int shared_exps = 0; // online softmax reduces written out so the output pass reuses their exps
 };
 
 // The rewrite, or nothing with the reason it declined. The row length comes from the kernel's
