@@ -182,7 +182,10 @@ std::vector<Candidate> column_reduction(const KernelProfile& k, std::string* why
       for (int w : {4, 8}) {
         int64_t per_thread = tile / (32 * w);
         if (per_thread < 4 || per_thread > 32) continue;
-        json c = {{"XBLOCK", xb}, {"num_warps", w}, {"num_stages", looped ? 2 : 1}};
+        // Three stages in the row loop: the next tiles' loads are in flight while one is reduced
+        // (argmin over dim 0 of 16Kx4K fp32 on the H200: 0.080 ms at three stages, 0.089-0.104 at
+        // two, 0.103 at one; benchmarks/column_reductions.py).
+        json c = {{"XBLOCK", xb}, {"num_warps", w}, {"num_stages", looped ? 3 : 1}};
         if (looped) c["R0_BLOCK"] = rb;
         outc.push_back(instance(ker, k.family, source, c, "column_reduction, " + describe_config(c)));
       }

@@ -1,0 +1,93 @@
+"""Schedules for a reduction over a strided dimension (argmin over dim 0 of a [R, C] fp32 tensor), timed
+directly on the GPU: which launch shapes the column-reduction template should offer. The template gives a
+program XB columns and walks the R rows in [RB, XB] tiles, a running (min, index) per tile element, reduced
+down the rows at the end. With C = 4096 and XB = 16 there are only 256 programs (two per SM), each waiting
+for one tile at a time; these variants measure what more programs (narrower column strips) and more loads
+in flight per program (unrolled tiles, a pipelined loop) buy:
+
+  tile    the template's form, one [RB, XB] tile per step
+  unroll  U tiles loaded back to back per step (independent loads before the first use)
+  staged  the tile loop as tl.range(..., num_stages=S)
+
+Usage: python3 benchmarks/column_reductions.py [R C]   (prints ms and TB/s of the input read, best first)
+"""
+import sys
+
+import torch
+import triton
+import triton.language as tl
+from triton.testing import do_bench
+
+
+@triton.jit
+def _step(acc, acc_i, v, rows, ok):
+    take = ok & ((v < acc) | ((v == acc) & (rows < acc_i)) | ((v != v) & (acc == acc)))
+    return tl.where(take, v, acc), tl.where(take, rows, acc_i)
+
+
+@triton.jit
+def argmin_cols(x_ptr, out_ptr, R, C, XB: tl.constexpr, RB: tl.constexpr, U: tl.constexpr, S: tl.constexpr):
+    cols = tl.program_id(0) * XB + tl.arange(0, XB)[None, :]
+    cmask = cols < C
+    base = tl.arange(0, RB)[:, None]
+    acc = tl.full([RB, XB], float("inf"), tl.float32)
+    acc_i = tl.full([RB, XB], 2147483647, tl.int32)
+    for r0 in tl.range(0, R, RB * U, num_stages=S):
+        for u in tl.static_range(U):
+            rows = r0 + u * RB + base
+            ok = (rows < R) & cmask
+            v = tl.load(x_ptr + rows * C + cols, ok, other=float("inf"), eviction_policy="evict_first")
+            acc, acc_i = _step(acc, acc_i, v, rows, ok)
+    # Down the rows: the smallest value, the first row holding it.
+    m = tl.min(acc, 0)
+    cand = tl.where(acc == m[None, :], acc_i, 2147483647)
+    idx = tl.min(cand, 0)
+    tl.store(out_ptr + tl.program_id(0) * XB + tl.arange(0, XB), idx.to(tl.int64), (tl.program_id(0) * XB +
+                                                                                   tl.arange(0, XB)) < C)
+
+
+def main():
+    R, C = (int(sys.argv[1]), int(sys.argv[2])) if len(sys.argv) == 3 else (16384, 4096)
+    x = torch.randn(R, C, device="cuda")
+    ref = torch.argmin(x, 0)
+    nbytes = x.numel() * 4 + C * 8
+    src = torch.randn(R * C // 2, device="cuda")
+    dst = torch.empty_like(src)
+    copy_ms = do_bench(lambda: dst.copy_(src), warmup=50, rep=300, return_mode="median")
+    print(f"copy {src.numel() * 8 / copy_ms / 1e9:.2f} TB/s (read+write {src.numel() * 8 / 1e6:.0f} MB)")
+    eager = do_bench(lambda: torch.argmin(x, 0), warmup=50, rep=300, return_mode="median")
+    rows = [("torch.argmin", eager)]
+    out = torch.empty(C, dtype=torch.int64, device="cuda")
+    for xb in (4, 8, 16, 32, 64):
+        for rb in (32, 64, 128, 256, 512):
+            if xb * rb < 512 or xb * rb > 8192:
+                continue
+            for u, s in ((1, 1), (2, 1), (4, 1), (1, 2), (1, 3)):
+                if xb * rb * u > 16384:
+                    continue
+                for w in (2, 4, 8):
+                    per = xb * rb // (32 * w)
+                    if per < 2 or per > 32:
+                        continue
+                    grid = (triton.cdiv(C, xb),)
+                    fn = lambda: argmin_cols[grid](x, out, R, C, XB=xb, RB=rb, U=u, S=s, num_warps=w)
+                    try:
+                        fn()
+                    except Exception as e:  # a shape the compiler refuses is data, not a failure
+                        print(f"skip XB={xb} RB={rb} U={u} S={s} w={w}: {type(e).__name__}")
+                        continue
+                    torch.cuda.synchronize()
+                    if not torch.equal(out, ref):
+                        print(f"WRONG XB={xb} RB={rb} U={u} S={s} w={w}")
+                        continue
+                    ms = do_bench(fn, warmup=25, rep=150, return_mode="median")
+                    rows.append((f"XB={xb} RB={rb} U={u} S={s} w={w} ({grid[0]} programs)", ms))
+    rows.sort(key=lambda r: r[1])
+    floor = nbytes / (src.numel() * 8 / copy_ms)
+    print(f"argmin over dim 0 of {R}x{C} fp32: floor {floor:.4f} ms at the copy rate")
+    for name, ms in rows[:25] + [r for r in rows[25:] if r[0] == "torch.argmin"]:
+        print(f"{ms:8.4f} ms {nbytes / ms / 1e9:6.2f} TB/s  {ms / floor:5.2f}x floor  {name}")
+
+
+if __name__ == "__main__":
+    main()
