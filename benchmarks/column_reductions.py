@@ -8,6 +8,9 @@ in flight per program (unrolled tiles, a pipelined loop) buy:
   tile    the template's form, one [RB, XB] tile per step
   unroll  U tiles loaded back to back per step (independent loads before the first use)
   staged  the tile loop as tl.range(..., num_stages=S)
+  helper  the template's own body: Inductor's NaN-aware minimum_with_index, the masked updates and
+          min_with_index down the rows (in the bench the template screened slower than `tile`: how much of
+          that is the body)
 
 Usage: python3 benchmarks/column_reductions.py [R C]   (prints ms and TB/s of the input read, best first)
 """
@@ -16,6 +19,7 @@ import sys
 import torch
 import triton
 import triton.language as tl
+from torch._inductor.runtime import triton_helpers
 from triton.testing import do_bench
 
 
@@ -44,6 +48,24 @@ def argmin_cols(x_ptr, out_ptr, R, C, XB: tl.constexpr, RB: tl.constexpr, U: tl.
     idx = tl.min(cand, 0)
     tl.store(out_ptr + tl.program_id(0) * XB + tl.arange(0, XB), idx.to(tl.int64), (tl.program_id(0) * XB +
                                                                                    tl.arange(0, XB)) < C)
+
+
+@triton.jit
+def argmin_cols_helper(x_ptr, out_ptr, R, C, XB: tl.constexpr, RB: tl.constexpr, S: tl.constexpr):
+    xindex = tl.program_id(0) * XB + tl.arange(0, XB)[None, :]
+    xmask = xindex < C
+    rbase = tl.arange(0, RB)[:, None]
+    acc = tl.full([RB, XB], float("inf"), tl.float32)
+    acc_i = tl.full([RB, XB], 2147483647, tl.int32)
+    for r0 in tl.range(0, R, RB, num_stages=S):
+        rindex = r0 + rbase
+        rmask = rindex < R
+        v = tl.load(x_ptr + (xindex + C * rindex), rmask & xmask, eviction_policy="evict_first", other=0.0)
+        nxt, nxt_i = triton_helpers.minimum_with_index(acc, acc_i, v, rindex)
+        acc = tl.where(rmask & xmask, nxt, acc)
+        acc_i = tl.where(rmask & xmask, nxt_i, acc_i)
+    _, idx = triton_helpers.min_with_index(acc, acc_i, 0)
+    tl.store(out_ptr + xindex, idx[None, :].to(tl.int64), xmask)
 
 
 def main():
@@ -82,10 +104,21 @@ def main():
                         continue
                     ms = do_bench(fn, warmup=25, rep=150, return_mode="median")
                     rows.append((f"XB={xb} RB={rb} U={u} S={s} w={w} ({grid[0]} programs)", ms))
+    for xb, rb, w in ((32, 256, 8), (16, 256, 8), (16, 256, 4), (16, 512, 8), (32, 128, 8), (8, 256, 8)):
+        for st in (2, 3):
+            grid = (triton.cdiv(C, xb),)
+            fn = lambda: argmin_cols_helper[grid](x, out, R, C, XB=xb, RB=rb, S=st, num_warps=w)
+            fn()
+            torch.cuda.synchronize()
+            if not torch.equal(out, ref):
+                print(f"WRONG helper XB={xb} RB={rb} S={st} w={w}")
+                continue
+            ms = do_bench(fn, warmup=25, rep=150, return_mode="median")
+            rows.append((f"helper XB={xb} RB={rb} S={st} w={w} ({grid[0]} programs)", ms))
     rows.sort(key=lambda r: r[1])
     floor = nbytes / (src.numel() * 8 / copy_ms)
     print(f"argmin over dim 0 of {R}x{C} fp32: floor {floor:.4f} ms at the copy rate")
-    for name, ms in rows[:25] + [r for r in rows[25:] if r[0] == "torch.argmin"]:
+    for name, ms in rows[:25] + [r for r in rows[25:] if r[0] == "torch.argmin" or r[0].startswith("helper")]:
         print(f"{ms:8.4f} ms {nbytes / ms / 1e9:6.2f} TB/s  {ms / floor:5.2f}x floor  {name}")
 
 
