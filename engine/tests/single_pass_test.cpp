@@ -79,6 +79,13 @@ TEST(SinglePass, TheOutputPassReusesTheFirstPasssElementwiseChain) {
   EXPECT_NE(sp2->source.find("tmp19 = tmp2\n"), std::string::npos);
   EXPECT_NE(sp2->source.find("tmp20 = tmp19.to(tl.float32)\n"), std::string::npos) << sp2->source;
   EXPECT_LT(sp2->recomputed, sp->recomputed);
+  // A call to a function whose body is not seen may have effects: each call stays.
+  std::string opaque = replaced(replaced(src, "tmp12 = tmp9 + tmp11", "tmp12 = bias(tmp9, tmp11)"),
+                                "tmp28 = tmp26 + tmp27", "tmp28 = bias(tmp26, tmp27)");
+  auto sp3 = agents::rewrites::single_pass(opaque, kAlibi, {}, &why);
+  ASSERT_TRUE(sp3) << why;
+  EXPECT_NE(sp3->source.find("tmp28 = bias(tmp26, tmp27)\n"), std::string::npos) << sp3->source;
+  EXPECT_NE(sp3->source.find("tmp27 = tmp11\n"), std::string::npos);  // the pure ones around it still are reused
 }
 
 TEST(SinglePass, ALoadConvertedWhereItIsMadeIsReusedOnlyWithTheSameConversion) {

@@ -199,14 +199,30 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
       return false;
     });
   };
-  // Whether an expression reads memory or has effects: its value is then not a function of its text.
+  // Whether an expression reads memory or may have effects: its value is then not a function of its
+  // text. Only calls into Triton's language, Inductor's helpers and libdevice (by their module
+  // names), the `.to` conversion and float()/int() of a literal are known pure; any other
+  // function's body is not ours to see.
   auto impure = [&](const Node* value) {
     bool out = false;
     walk(value, [&](const Node* m) {
-      const Node* f = m->is("Call") ? m->child("func") : nullptr;
-      out |= f && f->is("Attribute") &&
-             (is_tl(f, "load") || is_tl(f, "store") || f->ident("attr").rfind("atomic_", 0) == 0 ||
-              f->ident("attr").rfind("rand", 0) == 0);
+      if (!m->is("Call")) return;
+      const Node* f = m->child("func");
+      if (f && f->is("Name") && (f->ident("id") == "float" || f->ident("id") == "int")) return;  // float("-inf")
+      if (!f || !f->is("Attribute")) {
+        out = true;
+        return;
+      }
+      std::string_view a = f->ident("attr");
+      const Node* root = f->child("value");
+      while (root && root->is("Attribute")) root = root->child("value");
+      bool module = root && root->is("Name") &&
+                    (root->ident("id") == "tl" || root->ident("id") == "triton_helpers" ||
+                     root->ident("id") == "libdevice" || root->ident("id") == "tl_math");
+      bool effects = a == "load" || a == "store" || a.starts_with("atomic_") || a.starts_with("rand") ||
+                     a == "inline_asm_elementwise" || a == "device_print" || a == "device_assert" ||
+                     a == "debug_barrier" || a == "static_print";
+      out |= effects || !(module || a == "to");
     });
     return out;
   };
