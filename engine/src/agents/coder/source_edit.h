@@ -1,5 +1,6 @@
-// What the source rewrites share (rewrites.cpp, single_pass.cpp): parsing a kernel, walking its
-// syntax tree, recognizing `tl.<fn>` calls, and splicing edits into the text by byte offsets.
+// What the source rewrites share (rewrites.cpp, single_pass.cpp, softmax_folds.cpp): parsing a
+// kernel, walking its syntax tree, recognizing `tl.<fn>` calls, and splicing edits into the text by
+// byte offsets.
 #pragma once
 
 #include <algorithm>
@@ -35,6 +36,8 @@ inline void walk(const py::Node* n, const std::function<void(const py::Node*)>& 
       for (const py::Node* c : fl.list) walk(c, f);
   }
 }
+
+inline bool is_name(const py::Node* n, std::string_view id) { return n && n->is("Name") && n->ident("id") == id; }
 
 // `tl.<attr>` (an Attribute on the name tl).
 inline bool is_tl(const py::Node* n, std::string_view attr) {
