@@ -18,7 +18,6 @@ namespace {
 using py::Node;
 using namespace detail;
 
-
 // `for r0_offset in tl.range(0, r0_numel, R0_BLOCK):` (or plain range), Inductor's reduction loop.
 bool is_row_loop(const Node* s) {
   if (!s->is("For") || !is_name(s->child("target"), "r0_offset")) return false;
@@ -261,8 +260,9 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
         continue;
       }
       writes(value);
-      if (impure(value) || !target->is("Name")) {
-        assign(target, impure(value) ? std::nullopt : std::optional<std::string>(versioned(src, value, values)));
+      bool pure = !impure(value);
+      if (!pure || !target->is("Name")) {
+        assign(target, pure ? std::optional<std::string>(versioned(src, value, values)) : std::nullopt);
         continue;
       }
       std::string id(target->ident("id")), key = versioned(src, value, values);
@@ -279,7 +279,7 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
         same_as(id, held);
       } else {
         computed[key] = {id, version[id]};
-        if (value->is("Name")) values.alias[id] = {version[id], key};
+        if (value->is("Name")) same_as(id, std::string(value->ident("id")));
       }
     } else if (s->is("AnnAssign") || s->is("AugAssign")) {
       if (const Node* v = s->child("value")) writes(v);

@@ -7,8 +7,9 @@
 // and a later pass's load of what an earlier pass loaded (same pointer, mask and fill, nothing
 // stored there in between) reuses the tensor already in registers: the row is read from memory
 // once. What the later pass then recomputes from those same values (a mask, a bias, a scale) is
-// reused too, so each element's chain is evaluated once. Computation is unchanged — one iteration of the same loop body, the same reduction
-// helpers — so the result is the kernel's own, and every gate still checks it.
+// reused too, so each element's chain is evaluated once. Computation is unchanged — one iteration
+// of the same loop body, the same reduction helpers — so the result is the kernel's own, and every
+// gate still checks it.
 //
 // Unlike the other rewrites (rewrites.h), this one fixes the block: the kernel gets its own
 // constexpr R0_ALL (the row length rounded up to a power of two) in place of the R0_BLOCK
