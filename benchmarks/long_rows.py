@@ -13,7 +13,11 @@ overlaps another's reductions; a 32K bf16 row measured 1.35x its floor that way 
   turns   two_pass with XB rows per program, one after another: the grid (rows / XB) bounds the rows in
           flight, whatever the occupancy, so a very long row's second read still finds it in L2
 
-Usage: python3 benchmarks/long_rows.py [turns]  (prints ms, GB/s and registers/spills per variant and shape;
+  reverse two_pass with the second pass over the chunks last to first: the chunks read last in the first
+          pass are read first again, so part of a row still finds L2 when the rows in flight outgrow it
+          (a 50K bf16 row at four programs per SM: 528 rows x 100 KB in flight, more than the 50 MB L2)
+
+Usage: python3 benchmarks/long_rows.py [turns|reverse]  (prints ms, GB/s and registers/spills per variant and shape;
 `turns`: only the bounded-grid two-pass variants, on LLM-vocabulary rows)
 """
 import torch
@@ -118,6 +122,56 @@ def turns_rows(x_ptr, y_ptr, n_rows, n, CB: tl.constexpr, XB: tl.constexpr, LOG:
             tl.store(y_ptr + row * n + cols, y.to(y_ptr.dtype.element_ty), k)
 
 
+@triton.jit
+def reverse_rows(x_ptr, y_ptr, n, CB: tl.constexpr, LOG: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    base = x_ptr + row * n
+    m = float("-inf")
+    s = 0.0
+    for c0 in tl.range(0, n, CB):
+        cols = c0 + tl.arange(0, CB)
+        x = tl.load(base + cols, cols < n, other=float("-inf"), eviction_policy="evict_last").to(tl.float32)
+        mn = tl.maximum(m, tl.max(x, 0))
+        sm = tl.where(mn == float("-inf"), 0.0, mn)
+        s = s * tl.exp(m - sm) + tl.sum(tl.exp(x - sm), 0)
+        m = mn
+    last = (n - 1) // CB * CB
+    for i in tl.range(0, n, CB):
+        cols = (last - i) + tl.arange(0, CB)
+        k = cols < n
+        x = tl.load(base + cols, k, other=float("-inf"), eviction_policy="evict_first").to(tl.float32)
+        y = (x - m) - tl.log(s) if LOG else tl.exp(x - m) / s
+        tl.store(y_ptr + row * n + cols, y.to(y_ptr.dtype.element_ty), k)
+
+
+def reverse_only():
+    """Two passes, the second forward (the template's) or last chunk first, on long rows."""
+    torch.manual_seed(0)
+    src = torch.randn(1 << 27, device="cuda")
+    dst = torch.empty_like(src)
+    copy_ms = do_bench(lambda: dst.copy_(src), warmup=50, rep=300, return_mode="median")
+    rate = src.numel() * 8 / copy_ms / 1e6  # GB/s
+    print(f"copy {rate:.0f} GB/s")
+    for rows, cols, dtype, log in [(8192, 50304, torch.bfloat16, False), (1024, 128256, torch.bfloat16, True),
+                                   (4096, 32000, torch.bfloat16, True), (2048, 32768, torch.float32, False),
+                                   (4096, 65536, torch.bfloat16, False)]:
+        x = torch.randn(rows, cols, device="cuda", dtype=dtype) * 3
+        want = (torch.log_softmax if log else torch.softmax)(x.float(), -1)
+        moved = 2 * x.numel() * x.element_size()
+        print(f"{rows}x{cols} {str(dtype)[6:]} {'log_softmax' if log else 'softmax'} (row {cols * x.element_size() >> 10} KB)"
+              f" floor {moved / rate / 1e3:.4f} ms")
+        for cb, w in [(4096, 8), (4096, 16), (8192, 16), (8192, 32), (16384, 32), (32768, 32)]:
+            for name, kern in [("forward", two_pass_rows), ("reverse", reverse_rows)]:
+                y = torch.empty_like(x)
+                extra = dict(KEEP=True) if kern is two_pass_rows else {}
+                run = lambda: kern[(rows,)](x, y, cols, CB=cb, LOG=log, num_warps=w, **extra)
+                k = run()
+                err = (y.float() - want).abs().max().item()
+                ms = do_bench(run, warmup=20, rep=200, return_mode="median")
+                print(f"  {name} CB={cb:5d} warps={w:2d} {ms:.4f} ms {moved / ms / 1e6:5.0f} GB/s "
+                      f"{ms / (moved / rate / 1e3):.2f}x floor regs={k.n_regs} max_err={err:.2e}")
+
+
 def turns_only():
     """The two-pass schedule with the rows in flight bounded by the grid, on LLM-vocabulary rows."""
     torch.manual_seed(0)
@@ -188,4 +242,4 @@ def main():
 
 if __name__ == "__main__":
     import sys
-    turns_only() if sys.argv[1:] == ["turns"] else main()
+    {"turns": turns_only, "reverse": reverse_only}.get(sys.argv[1] if sys.argv[1:] else "", main)()

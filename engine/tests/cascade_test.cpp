@@ -241,6 +241,25 @@ TEST(CascadeWorker, SoftmaxTwoPassesPassesTheCascadeOnTheCapturedSoftmax) {
   EXPECT_EQ(sizes, (std::set<std::string>{"CB=2048,", "CB=4096,"})) << why;
 }
 
+TEST(CascadeWorker, SoftmaxSecondPassLastChunkFirstPassesTheCascadeOnTheCapturedLongRows) {
+  // The softmax Inductor wrote for 8192 rows of 50304 bf16 on the H200, scaled down to 4 rows: the
+  // two-pass schedule whose second pass takes the chunks last to first (the last chunk partial,
+  // 50304 = 12 x 4096 + 1152) passes G1-G3 through the interpreter on the bundle's own launch.
+  using kopt::testing::tensor;
+  using kopt::testing::value;
+  auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/softmax_rows_50k_small");
+  agents::KernelProfile p = first_kernel(*b, {tensor({4, 50304}, "bfloat16"), tensor({4, 50304}, "bfloat16"),
+                                              value(4), value(50304)});
+  std::string why;
+  auto cands = agents::templates::instantiate(p, &why);
+  auto it = std::find_if(cands.begin(), cands.end(), [](const agents::Candidate& c) {
+    return c.description.starts_with("row softmax two passes (the second last chunk first), CB=4096,");
+  });
+  ASSERT_NE(it, cands.end()) << why;
+  EXPECT_NE(it->source.find("last = (r0_numel - 1) // CB * CB"), std::string::npos);
+  expect_g1_to_g3_pass(*b, *p.kernel, it->source, 1);
+}
+
 TEST(CascadeWorker, SoftmaxRowsInTurnPassesTheCascadeOnTheCapturedSoftmax) {
   // The captured looped softmax (rows of 8192 fp32, scaled down to 512 rows) with the template's
   // rows-in-turn variant (each program takes XBLOCK rows in a pipelined loop): it runs on the

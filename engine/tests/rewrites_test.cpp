@@ -142,6 +142,30 @@ TEST(Rewrites, EvictionHintsDeclineWithoutTwoPasses) {
   EXPECT_FALSE(why.empty());
 }
 
+TEST(Rewrites, LoopStagesGiveEachLoadingReductionLoopItsOwnCount) {
+  // The two-pass softmax: both loops load, so both get the count; the text is otherwise unchanged.
+  auto b = corpus("softmax_large");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  std::string why;
+  auto vs = agents::rewrites::loop_stages(k.source, k.name, &why);
+  ASSERT_EQ(vs.size(), 2u) << why;
+  EXPECT_EQ(vs[0].first, "loop stages: 2 reduction loop(s) pipelined over 2 stages");
+  EXPECT_EQ(vs[1].first, "loop stages: 2 reduction loop(s) pipelined over 3 stages");
+  EXPECT_EQ(count(k.source, "tl.range(0, r0_numel, R0_BLOCK):"), 2u);
+  EXPECT_EQ(count(vs[1].second, "tl.range(0, r0_numel, R0_BLOCK, num_stages=3):"), 2u);
+  std::string back = vs[1].second;
+  for (size_t at; (at = back.find(", num_stages=3")) != std::string::npos;) back.erase(at, 14);
+  EXPECT_EQ(back, k.source);
+  for (const auto& [d, s] : vs) EXPECT_TRUE(verify::run_g1(k, s).passed) << d;
+  // A loop that already has a count is left alone: nothing to rewrite on the rewritten source.
+  EXPECT_TRUE(agents::rewrites::loop_stages(vs[0].second, k.name, &why).empty());
+  EXPECT_NE(why.find("no `tl.range` loop"), std::string::npos) << why;
+  // A pointwise kernel has no loop.
+  auto g = corpus("gelu_scale");
+  const ir::Kernel& pk = g->graphs[0]->kernels.at(0);
+  EXPECT_TRUE(agents::rewrites::loop_stages(pk.source, pk.name, &why).empty());
+}
+
 TEST(Rewrites, PlannerAndCoder) {
   auto b = corpus("softmax_large");
   agents::KernelProfile p;
@@ -164,15 +188,23 @@ TEST(Rewrites, PlannerAndCoder) {
       << all[3].origin << all[4].origin << all[5].origin;
   auto cands = agents::BuiltinCoder().propose(p, agents::Plan{{"rewrite:source"}, {}, ""});
   ASSERT_GE(cands.size(), 2u);
-  // The single-pass rewrite first, its launch configs pinned (single_pass_test.cpp), then the hint variant.
-  for (size_t i = 0; i + 1 < cands.size(); ++i) {
+  // The single-pass rewrite first, its launch configs pinned (single_pass_test.cpp), then the hint
+  // variant and the two stage counts of the loops.
+  ASSERT_GE(cands.size(), 4u);
+  for (size_t i = 0; i + 3 < cands.size(); ++i) {
     EXPECT_TRUE(cands[i].description.starts_with("single pass")) << cands[i].description;
     EXPECT_NE(cands[i].source.find("fixed_config"), std::string::npos);
   }
-  EXPECT_EQ(cands.back().origin, "rewrite");
-  EXPECT_EQ(cands.back().description, "eviction hints removed");
-  EXPECT_TRUE(cands.back().config.is_null());  // Inductor's heuristics decorator stays
-  EXPECT_NE(cands.back().source.find("@triton_heuristics.reduction("), std::string::npos);
+  std::vector<std::string> last3;
+  for (size_t i = cands.size() - 3; i < cands.size(); ++i) {
+    last3.push_back(cands[i].description);
+    EXPECT_EQ(cands[i].origin, "rewrite");
+    EXPECT_TRUE(cands[i].config.is_null());  // Inductor's heuristics decorator stays
+    EXPECT_NE(cands[i].source.find("@triton_heuristics.reduction("), std::string::npos);
+  }
+  EXPECT_EQ(last3, (std::vector<std::string>{"eviction hints removed",
+                                             "loop stages: 2 reduction loop(s) pipelined over 2 stages",
+                                             "loop stages: 2 reduction loop(s) pipelined over 3 stages"}));
 
   // A pointwise kernel without widening or passes: no rewrite, each rewrite's reason kept.
   auto g = corpus("gelu_scale");

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "agents/agent.h"
 #include "agents/coder/templates/templates.h"
 #include "artifact/bundle.h"
@@ -127,6 +129,12 @@ TEST(ColumnReductionTemplate, TransposesOuterReductionsAndPassesG1) {
             std::string::npos);
   EXPECT_NE(arg.front().source.find("minimum_with_index(_tmp2, _tmp2_index, tmp1, rindex)"), std::string::npos);
   for (const auto& c : arg) EXPECT_TRUE(verify::run_g1(*q.kernel, c.source).passed) << c.description;
+  // The row loop carries the config's stage count (Triton ignores the launch's for it).
+  for (const auto& c : arg)
+    EXPECT_NE(c.source.find(fmt::format("tl.range(0, r0_numel, R0_BLOCK, num_stages={}):",
+                                        c.config["num_stages"].get<int>())),
+              std::string::npos)
+        << c.description;
 }
 
 TEST(ColumnReductionTemplate, DeclinesRowReductionsAndUnknownShapes) {

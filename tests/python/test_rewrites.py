@@ -78,11 +78,13 @@ def test_rewritten_softmax_passes_the_gates(kernelopt_bin, tmp_path):
     single = [c for c in cands if c["description"].startswith(
         "single pass: each row read once (1 reload(s) removed, 3 recomputed expression(s) reused, 1 softmax "
         "combine(s) on fresh accumulators folded, 1 softmax reduce(s) sharing their exps with the output, rows of 64)")]
-    assert [c["description"] for c in cands[len(single):]] == ["eviction hints removed"]
+    assert [c["description"] for c in cands[len(single):]] == [
+        "eviction hints removed", "loop stages: 2 reduction loop(s) pipelined over 2 stages",
+        "loop stages: 2 reduction loop(s) pipelined over 3 stages"]
     assert len(single) >= 2 and "XBLOCK=1 " in single[0]["description"]
     original = (bundle / "module_0.py").read_text()
     assert "eviction_policy='evict_first'" in original
-    hint_free = open(cands[-1]["file"]).read()
+    hint_free = open(cands[len(single)]["file"]).read()
     assert "eviction_policy" not in hint_free and hint_free.count("tl.load(") == 2
     one_pass = open(single[0]["file"]).read()
     # No loop, the row loaded once, the block the kernel's own, the config pinned.
@@ -91,8 +93,24 @@ def test_rewritten_softmax_passes_the_gates(kernelopt_bin, tmp_path):
     assert "online_softmax_combine" not in one_pass and "online_softmax_reduce" not in one_pass
     assert one_pass.count("libdevice.exp(") == 1  # the reduce's exp is the output's
     several_rows = next(c for c in single if "XBLOCK=4 " in c["description"])
-    for c in (cands[-1], single[0], several_rows):
+    for c in (cands[len(single)], single[0], several_rows):
         verify(kernelopt_bin, bundle, SOFTMAX, c["file"], tmp_path)
+
+
+def test_loop_stages_on_the_captured_long_row_softmax_pass_the_gates(kernelopt_bin, tmp_path):
+    """Inductor's softmax over rows of 50304 bf16 as it wrote it for the H200 (scaled down to 4 rows): its
+    two loops given their own stage count (Triton pipelines a loop's loads only on that) pass G1-G3 in CPU
+    mode, the loops' text otherwise unchanged."""
+    bundle = ROOT / "tests/python/data/softmax_rows_50k_small"
+    cands = [c for c in rewrites_of(kernelopt_bin, bundle, SOFTMAX, tmp_path / "rewrites")
+             if c["description"].startswith("loop stages")]
+    assert [c["description"] for c in cands] == ["loop stages: 2 reduction loop(s) pipelined over 2 stages",
+                                                 "loop stages: 2 reduction loop(s) pipelined over 3 stages"]
+    original = (bundle / "module_0.py").read_text()
+    three = open(cands[1]["file"]).read()
+    assert three.count("tl.range(0, r0_numel, R0_BLOCK, num_stages=3):") == 2
+    assert three.replace(", num_stages=3", "") in original
+    verify(kernelopt_bin, bundle, SOFTMAX, cands[1]["file"], tmp_path)
 
 
 def test_single_pass_layer_norm_passes_the_gates(kernelopt_bin, tmp_path):

@@ -168,6 +168,35 @@ std::vector<std::pair<std::string, std::string>> eviction_hints(const std::strin
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> loop_stages(const std::string& source, const std::string& name,
+                                                              std::string* why) {
+  auto ks = parse(source, name, why);
+  if (!ks) return {};
+  // The reduction loops: `for ... in tl.range(a, b, c)` at the top of the body, loading, without
+  // a stage count of their own.
+  std::vector<uint32_t> at;
+  for (const Node* s : ks->entry->list("body")) {
+    if (!s->is("For")) continue;
+    const Node* it = s->child("iter");
+    if (!is_tl_call(it, "range") || it->list("args").size() != 3 || !it->list("keywords").empty()) continue;
+    bool loads = false;
+    walk(s, [&](const Node* n) { loads = loads || is_tl_call(n, "load"); });
+    if (loads) at.push_back(it->list("args").back()->end.offset);
+  }
+  if (at.empty()) {
+    say(why, "loop stages: no `tl.range` loop that loads");
+    return {};
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (int stages : {2, 3}) {
+    std::vector<Edit> edits;
+    for (uint32_t p : at) edits.push_back({p, p, fmt::format(", num_stages={}", stages)});
+    out.emplace_back(fmt::format("loop stages: {} reduction loop(s) pipelined over {} stages", at.size(), stages),
+                     apply(source, edits));
+  }
+  return out;
+}
+
 std::vector<Candidate> candidates(const KernelProfile& k, std::string* why) {
   std::vector<Candidate> out;
   std::vector<std::string> declined;
@@ -200,6 +229,10 @@ std::vector<Candidate> candidates(const KernelProfile& k, std::string* why) {
   auto ev = eviction_hints(k.kernel->source, k.kernel->name, &reason);
   for (auto& [d, s] : ev) add(d, s);
   if (ev.empty()) declined.push_back(reason);
+  reason.clear();
+  auto st = loop_stages(k.kernel->source, k.kernel->name, &reason);
+  for (auto& [d, s] : st) add(d, s);
+  if (st.empty()) declined.push_back(reason);
   reason.clear();
   // Reductions only: their rows (a split reduction's partial rows above all) may sit in memory in
   // another order than their numbering; a pointwise kernel's x is its contiguous output.

@@ -33,6 +33,14 @@ std::optional<std::string> int32_indexing(const std::string& source, const std::
 std::vector<std::pair<std::string, std::string>> eviction_hints(const std::string& source, const std::string& name,
                                                                 std::string* why);
 
+// The kernel's loading `tl.range` loops (Inductor's reduction loops) given a stage count,
+// `num_stages=2` and `=3`: {description, source} pairs. Triton pipelines such a loop's loads only
+// on the loop's own count; the launch's num_stages leaves it alone (H200, Triton 3.6: Inductor's
+// argmin over dim 0 runs the same at launch stages 1-3 and 3.3x faster with the loop's own 3;
+// benchmarks/column_reductions.py `inductor`).
+std::vector<std::pair<std::string, std::string>> loop_stages(const std::string& source, const std::string& name,
+                                                              std::string* why);
+
 // Whether any rewrite applies to `k` (the planner's test); `why` says why none does.
 bool applies(const KernelProfile& k, std::string* why);
 

@@ -162,7 +162,14 @@ std::vector<Candidate> column_reduction(const KernelProfile& k, std::string* why
   std::string src = fmt::format("def {}({}):\n    # kernelopt template column_reduction: [rows, columns] tiles, "
                                 "coalesced rows reduced down the columns.\n{}",
                                 ker.entry, entry_params(ker), body);
-  std::string source = replace_entry(ker, src);
+  // The row loop carries its own stage count: Triton pipelines a loop's loads only on that, never
+  // on the launch's num_stages (H200: the argmin of 16Kx4K fp32 at XBLOCK=32 R0_BLOCK=256 0.261 ms
+  // at any launch stages, 0.078 ms with the loop's own 3; benchmarks/column_reductions.py `inductor`).
+  auto source_at = [&](int stages) {
+    if (!looped) return replace_entry(ker, src);
+    return replace_entry(ker, replace_all(src, "tl.range(0, r0_numel, R0_BLOCK):",
+                                          fmt::format("tl.range(0, r0_numel, R0_BLOCK, num_stages={}):", stages)));
+  };
   std::vector<Candidate> outc;
   // Columns per program from 16 (64 B rows, many programs) to 256; rows per step so a tile
   // holds 2K-8K elements; 4-16 elements per thread.
@@ -183,11 +190,16 @@ std::vector<Candidate> column_reduction(const KernelProfile& k, std::string* why
         int64_t per_thread = tile / (32 * w);
         if (per_thread < 4 || per_thread > 32) continue;
         // Three stages in the row loop: the next tiles' loads are in flight while one is reduced
-        // (argmin over dim 0 of 16Kx4K fp32 on the H200: 0.080 ms at three stages, 0.089-0.104 at
-        // two, 0.103 at one; benchmarks/column_reductions.py).
-        json c = {{"XBLOCK", xb}, {"num_warps", w}, {"num_stages", looped ? 3 : 1}};
-        if (looped) c["R0_BLOCK"] = rb;
-        outc.push_back(instance(ker, k.family, source, c, "column_reduction, " + describe_config(c)));
+        // (argmin over dim 0 of 16Kx4K fp32 on the H200: 0.078 ms at three stages, 0.13 at two,
+        // 0.10 at one); two as well for 8K-element tiles (16 columns x 512 rows: 0.088 at two,
+        // 0.097 at three).
+        for (int stages : {3, 2}) {
+          if (!looped && stages == 2) continue;
+          if (stages == 2 && tile < 8192) continue;
+          json c = {{"XBLOCK", xb}, {"num_warps", w}, {"num_stages", looped ? stages : 1}};
+          if (looped) c["R0_BLOCK"] = rb;
+          outc.push_back(instance(ker, k.family, source_at(stages), c, "column_reduction, " + describe_config(c)));
+        }
       }
     }
   }
