@@ -244,7 +244,7 @@ TEST(CascadeWorker, SoftmaxTwoPassesPassesTheCascadeOnTheCapturedSoftmax) {
 TEST(CascadeWorker, SoftmaxSecondPassLastChunkFirstPassesTheCascadeOnTheCapturedLongRows) {
   // The softmax Inductor wrote for 8192 rows of 50304 bf16 on the H200, scaled down to 4 rows: the
   // two-pass schedule whose second pass takes the chunks last to first (the last chunk partial,
-  // 50304 = 12 x 4096 + 1152), both loops over two stages, passes G1-G3 through the interpreter on the bundle's own launch.
+  // 50304 = 12 x 4096 + 1152) passes G1-G3 through the interpreter on the bundle's own launch.
   using kopt::testing::tensor;
   using kopt::testing::value;
   auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/softmax_rows_50k_small");
@@ -253,14 +253,10 @@ TEST(CascadeWorker, SoftmaxSecondPassLastChunkFirstPassesTheCascadeOnTheCaptured
   std::string why;
   auto cands = agents::templates::instantiate(p, &why);
   auto it = std::find_if(cands.begin(), cands.end(), [](const agents::Candidate& c) {
-    return c.description.starts_with("row softmax two passes (the second last chunk first), CB=4096, loops over 2 "
-                                     "stages,");
+    return c.description.starts_with("row softmax two passes (the second last chunk first), CB=4096,");
   });
   ASSERT_NE(it, cands.end()) << why;
   EXPECT_NE(it->source.find("last = (r0_numel - 1) // CB * CB"), std::string::npos);
-  const std::string loop = "for c0 in tl.range(0, r0_numel, CB, num_stages=2):";  // both passes
-  size_t first = it->source.find(loop), last = it->source.rfind(loop);
-  EXPECT_TRUE(first != std::string::npos && first != last) << it->source;
   expect_g1_to_g3_pass(*b, *p.kernel, it->source, 1);
 }
 
