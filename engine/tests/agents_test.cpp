@@ -74,6 +74,31 @@ TEST(ConfigSpace, OnlySafeConfigs) {
   for (const json& n : agents::config_neighbours(*shape, space.front())) EXPECT_TRUE(agents::config_is_safe(*shape, n));
 }
 
+TEST(ConfigSpace, StagesVaryOnlyWhereTheLaunchsCountIsUsed) {
+  // A looped reduction without tl.dot: Triton pipelines its loops only on their own counts, so the
+  // launch's num_stages stays 1 and the tuner does not step it.
+  auto b = corpus("softmax_large");
+  ir::Kernel k = b->graphs[0]->kernels.at(0);
+  auto shape = agents::kernel_shape(k, softmax_launch(), nullptr);
+  ASSERT_TRUE(shape);
+  EXPECT_FALSE(shape->launch_stages_matter);
+  auto space = agents::config_space(*shape);
+  ASSERT_FALSE(space.empty());
+  for (const json& c : space) EXPECT_EQ(c["num_stages"], 1) << c.dump();
+  for (const json& n : agents::config_neighbours(*shape, space.front()))
+    EXPECT_EQ(n["num_stages"], space.front()["num_stages"]) << n.dump();
+  // A loop feeding tl.dot: the launch's count pipelines it, so stages are searched and stepped.
+  k.source.insert(k.source.find("        tl.store("), "        acc = tl.dot(tmp0, tmp0)\n");
+  shape = agents::kernel_shape(k, softmax_launch(), nullptr);
+  ASSERT_TRUE(shape);
+  EXPECT_TRUE(shape->launch_stages_matter);
+  space = agents::config_space(*shape);
+  EXPECT_TRUE(std::any_of(space.begin(), space.end(), [](const json& c) { return c["num_stages"] == 2; }));
+  auto steps = agents::config_neighbours(*shape, space.front());
+  EXPECT_TRUE(std::any_of(steps.begin(), steps.end(),
+                          [&](const json& n) { return n["num_stages"] != space.front()["num_stages"]; }));
+}
+
 TEST(ConfigSpace, UnmaskedDimensionNeedsDivisors) {
   // gelu_scale's kernel has no xmask: xnumel = 65536 allows only power-of-two blocks <= 4096.
   auto b = corpus("gelu_scale");

@@ -104,6 +104,7 @@ std::optional<KernelShape> kernel_shape(const ir::Kernel& k, const json& launch,
                                    : "kernels of kind " + k.kind + " have no searchable launch config");
   KernelShape s;
   s.kind = k.kind;
+  s.launch_stages_matter = k.source.find("tl.dot(") != std::string::npos;
   if (k.kind == "split_scan") {
     // The workspace holds one lookback slot per block of at least min_split_scan_rblock elements
     // (Inductor's split_scan heuristic raises every config to it): smaller blocks would overrun it.
@@ -196,7 +197,7 @@ std::vector<json> config_space(const KernelShape& s, int sm_count) {
     values[b] = powers(std::min(lo, hi), hi);
   }
   std::vector<json> out;
-  std::vector<int> stage_values = s.kind == "pointwise" ? std::vector<int>{1} : std::vector<int>{1, 2};
+  std::vector<int> stage_values = s.launch_stages_matter ? std::vector<int>{1, 2} : std::vector<int>{1};
   // Cartesian product over the block dimensions, then warps and stages.
   std::vector<json> partial = {json::object()};
   for (const std::string& b : s.blocks) {
@@ -230,7 +231,7 @@ std::vector<json> config_neighbours(const KernelShape& s, const json& c) {
   std::vector<json> out;
   std::vector<std::string> keys = s.blocks;
   keys.push_back("num_warps");
-  keys.push_back("num_stages");
+  if (s.launch_stages_matter || s.kind == "user_autotune") keys.push_back("num_stages");
   for (const std::string& k : keys)
     for (bool up : {true, false}) {
       json n = c;
