@@ -71,6 +71,7 @@ std::optional<KernelShape> user_kernel_shape(const ir::Kernel& k, std::string* w
   KernelShape s;
   s.kind = k.kind;
   s.base_config = configs[0];
+  s.launch_stages_matter = true;  // its space is the launch options alone: num_stages among them
   if (why_not) why_not->clear();
   return s;
 }
@@ -231,7 +232,7 @@ std::vector<json> config_neighbours(const KernelShape& s, const json& c) {
   std::vector<json> out;
   std::vector<std::string> keys = s.blocks;
   keys.push_back("num_warps");
-  if (s.launch_stages_matter || s.kind == "user_autotune") keys.push_back("num_stages");
+  if (s.launch_stages_matter) keys.push_back("num_stages");
   for (const std::string& k : keys)
     for (bool up : {true, false}) {
       json n = c;

@@ -35,6 +35,7 @@ struct KernelShape {
   // `tl.dot` (Triton pipelines other loops on their own `tl.range(..., num_stages=)` alone; on the
   // H200, Triton 3.6, 1055 pairs of Inductor-kernel configs differing only in num_stages screened
   // within 0.5% of each other at the median, 6% at most). Otherwise the space keeps num_stages at 1.
+  // User kernels: always (their space is num_warps and num_stages alone).
   bool launch_stages_matter = false;
   // The narrowest element the kernel loads or stores (bytes, from its launch's tensors): how many
   // of them fill a 32-byte DRAM sector.

@@ -1,5 +1,6 @@
 #include "agents/coder/templates/column_reduction.h"
 
+#include <map>
 #include <regex>
 #include <set>
 
@@ -165,11 +166,14 @@ std::vector<Candidate> column_reduction(const KernelProfile& k, std::string* why
   // The row loop carries its own stage count: Triton pipelines a loop's loads only on that, never
   // on the launch's num_stages (H200: the argmin of 16Kx4K fp32 at XBLOCK=32 R0_BLOCK=256 0.261 ms
   // at any launch stages, 0.078 ms with the loop's own 3; benchmarks/column_reductions.py `inductor`).
-  auto source_at = [&](int stages) {
-    if (!looped) return replace_entry(ker, src);
-    return replace_entry(ker, replace_all(src, "tl.range(0, r0_numel, R0_BLOCK):",
-                                          fmt::format("tl.range(0, r0_numel, R0_BLOCK, num_stages={}):", stages)));
-  };
+  // One source per stage count, built once (a persistent reduction has no loop: its configs' count is 1).
+  std::map<int, std::string> sources;
+  if (!looped) sources[1] = replace_entry(ker, src);
+  else
+    for (int stages : {2, 3})
+      sources[stages] = replace_entry(ker, replace_all(src, "tl.range(0, r0_numel, R0_BLOCK):",
+                                                       fmt::format("tl.range(0, r0_numel, R0_BLOCK, num_stages={}):",
+                                                                   stages)));
   std::vector<Candidate> outc;
   // Columns per program from 16 (64 B rows, many programs) to 256; rows per step so a tile
   // holds 2K-8K elements; 4-16 elements per thread.
@@ -198,7 +202,8 @@ std::vector<Candidate> column_reduction(const KernelProfile& k, std::string* why
           if (stages == 2 && tile < 8192) continue;
           json c = {{"XBLOCK", xb}, {"num_warps", w}, {"num_stages", looped ? stages : 1}};
           if (looped) c["R0_BLOCK"] = rb;
-          outc.push_back(instance(ker, k.family, source_at(stages), c, "column_reduction, " + describe_config(c)));
+          outc.push_back(instance(ker, k.family, sources.at(c["num_stages"].get<int>()), c,
+                                  "column_reduction, " + describe_config(c)));
         }
       }
     }
