@@ -286,6 +286,39 @@ TEST(Pool2dTemplate, ReadsParametersFromTheGraphFragment) {
   EXPECT_NE(avg.front().source.find("acc / 9.0"), std::string::npos);
 }
 
+TEST(Pool2dTemplate, StrideOneGetsRegisterWindowsThatReadOnlyTheNeighboursTheWindowReaches) {
+  // The corpus max pool's fragment rewritten to 4x4, stride 1, no padding (the suite's large
+  // overlapping windows): the window reaches three columns right and none left, so each row is the
+  // thread's own vector and its right neighbour's; a stride-2 pool keeps only the shifted form.
+  auto b = corpus("max_pool2d");
+  ir::Kernel& ker = b->graphs[0]->kernels.at(0);
+  const std::string from = "[3, 3], [2, 2], [1, 1], [1, 1], False", to = "[4, 4], [1, 1], [0, 0], [1, 1], False";
+  ASSERT_NE(ker.comment.find(from), std::string::npos);
+  ker.comment.replace(ker.comment.find(from), from.size(), to);
+  auto p = pool_profile(*b, tensor({4, 16, 32, 32}), tensor({4, 16, 29, 29}), 4 * 16 * 29 * 29);
+  std::string why;
+  auto cands = agents::templates::instantiate(p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  size_t windows = 0;
+  for (const auto& c : cands) {
+    if (!c.description.starts_with("pool2d register windows")) continue;
+    ++windows;
+    EXPECT_NE(c.source.find("rt = tl.load(ptr + 4, rok & (col + 4 < W)"), std::string::npos);
+    EXPECT_EQ(c.source.find("lf = tl.load("), std::string::npos);
+    // Output column j of a chunk: input columns j..j+3 of the chunk and its right neighbour.
+    EXPECT_NE(c.source.find("h_3 = triton_helpers.maximum(triton_helpers.maximum(triton_helpers.maximum(m_3, rt_0), "
+                            "rt_1), rt_2)"),
+              std::string::npos);
+    EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
+  }
+  EXPECT_GT(windows, 0u);
+  EXPECT_LT(cands.size(), 24u);  // beside them only a few shifted tiles: a single-op budget screens them all
+  auto s2 = corpus("max_pool2d");
+  auto q = pool_profile(*s2, tensor({4, 16, 32, 32}), tensor({4, 16, 16, 16}), 4 * 16 * 16 * 16);
+  for (const auto& c : agents::templates::instantiate(q, &why))
+    EXPECT_FALSE(c.description.starts_with("pool2d register windows")) << c.description;
+}
+
 TEST(Pool2dTemplate, DeclinesShapesThatDoNotMatch) {
   auto b = corpus("max_pool2d");
   std::string why;

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "agents/agent.h"
 #include "agents/coder/templates/templates.h"
 #include "artifact/bundle.h"
@@ -274,4 +276,28 @@ TEST(CascadeWorker, SoftmaxRowsInTurnPassesTheCascadeOnTheCapturedSoftmax) {
   EXPECT_NE(it->source.find("for i in tl.range(0, XBLOCK, num_stages=2):"), std::string::npos);
   verify::CascadeResult r = expect_g1_to_g3_pass(*b, *p.kernel, it->source, 1);
   EXPECT_FALSE(verify::passed_on_rounding(r));
+}
+
+TEST(CascadeWorker, PoolRegisterWindowsPassTheCascadeOnTheCapturedAveragePool) {
+  // The corpus avg_pool2d (3x3, stride 1, padding 1 on 4x16x32x32) with the register-window form:
+  // each row read as aligned vectors plus the left and right neighbours'
+  // (padding reaches both), split into columns, the window combined and joined back.
+  using kopt::testing::tensor;
+  using kopt::testing::value;
+  auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/corpus/avg_pool2d");
+  agents::KernelProfile p = first_kernel(*b, {tensor({4, 16, 32, 32}), tensor({4, 16, 32, 32}), value(4 * 16 * 32 * 32)});
+  std::string why;
+  auto cands = agents::templates::instantiate(p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  EXPECT_TRUE(cands.front().description.starts_with("pool2d register windows")) << cands.front().description;
+  for (int v : {4}) {
+    auto it = std::find_if(cands.begin(), cands.end(), [&](const agents::Candidate& c) {
+      return c.description.starts_with(fmt::format("pool2d register windows, {} columns per thread", v));
+    });
+    ASSERT_NE(it, cands.end()) << v;
+    EXPECT_NE(it->source.find("lf = tl.load(ptr - " + std::to_string(v)), std::string::npos);
+    EXPECT_NE(it->source.find("rt = tl.load(ptr + " + std::to_string(v)), std::string::npos);
+    EXPECT_NE(it->source.find("tl.split("), std::string::npos);
+    expect_g1_to_g3_pass(*b, *p.kernel, it->source, 1);
+  }
 }

@@ -109,7 +109,7 @@ TEST(SearchGpuPath, ScreensInBatchesAndAcceptsTheFastestThroughEveryGate) {
   }
 }
 
-TEST(SearchGpuPath, ASpentBudgetStopsScreeningAndTheNoteCountsWhatWasLeft) {
+TEST(SearchGpuPath, ASpentBudgetStopsScreeningButItsFastestCandidateIsStillVerified) {
   TimedWorker w("budget", 1.0);  // each screen request takes a second; the budget is half of one
   auto b = testing::corpus("gelu_scale");
   auto agents = agents::make_agents("builtin");
@@ -125,7 +125,32 @@ TEST(SearchGpuPath, ASpentBudgetStopsScreeningAndTheNoteCountsWhatWasLeft) {
     timed += r["op"] == "time_kernel";
   }
   EXPECT_EQ(screens, 1u);  // one batch ran, then the budget was spent
-  EXPECT_EQ(timed, 0u);    // and no cascade started after it
+  // The fastest of that batch still went through the cascade (one, not max_cascades): what the
+  // screening found is verified rather than thrown away.
+  size_t cascades = 0, left = 0;
+  for (const auto& c : out.candidates) {
+    cascades += c.result.has_value();
+    left += c.screen_error == "not screened: the budget was spent";
+  }
+  EXPECT_EQ(cascades, 1u);
+  EXPECT_GT(timed, 0u);
+  ASSERT_TRUE(out.chosen.has_value()) << out.note;
+  EXPECT_EQ(left, out.candidates.size() - 16);
+  EXPECT_TRUE(out.candidates[*out.chosen].screen_ratio.has_value());
+}
+
+TEST(SearchGpuPath, NothingScreenedFasterMeansNoCascadeAndTheNoteCountsWhatWasLeft) {
+  TimedWorker w("budget_slow", 1.0);
+  auto b = testing::corpus("gelu_scale");
+  auto agents = agents::make_agents("builtin");
+  agents::KernelProfile k = gelu_profile(*w.sup, *b);
+  search::Cache cache{*w.db, {}};
+  search::SearchOptions o = gpu_options(500ms);
+  o.cascade.gamma = 1e6;  // no screened candidate is a million times faster: none is worth a cascade
+  search::KernelOutcome out = search::search_kernel(*w.sup, *b, agents, k, o, cache, [](const std::string&) {});
+  size_t timed = 0;
+  for (const json& r : w.requests()) timed += r["op"] == "time_kernel";
+  EXPECT_EQ(timed, 0u);
   EXPECT_FALSE(out.chosen.has_value());
   size_t left = out.candidates.size() - 16;
   EXPECT_NE(out.note.find("16 screened"), std::string::npos) << out.note;
