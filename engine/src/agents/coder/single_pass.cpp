@@ -8,6 +8,7 @@
 
 #include "agents/coder/config_space.h"
 #include "agents/coder/pin_config.h"
+#include "agents/coder/rows_in_turn.h"
 #include "agents/coder/softmax_folds.h"
 #include "agents/coder/source_edit.h"
 
@@ -416,6 +417,28 @@ std::vector<Candidate> single_pass_candidates(const KernelProfile& k, std::strin
       c.config = cfg;
       out.push_back(std::move(c));
     }
+  // One row per tile, its tiles in turn (rows_in_turn.h): what the rows share loaded once per program.
+  std::string declined;
+  for (int stages : {2, 1}) {
+    auto rt = rows_in_turn(sp->source, k.kernel->name, 1, stages, &declined);
+    if (!rt) break;
+    // Two warps and up: what the rows share stays live across the loop, in registers.
+    for (int w : {2, 4, 8})
+      for (int64_t turns : {8, 32}) {
+        if (sp->block / (32 * w) < 1 || sp->block / (32 * w) > 64) continue;
+        nlohmann::json cfg = {{"XBLOCK", turns}, {"R0_BLOCK", sp->block}, {"num_warps", w}, {"num_stages", 1}};
+        Candidate c;
+        c.origin = "rewrite";
+        c.description = fmt::format("single pass, rows in turn: {} rows per program one at a time ({} shared "
+                                    "statement(s), {} load(s), hoisted{}), rows of {}, {}",
+                                    turns, rt->hoisted, rt->hoisted_loads,
+                                    stages > 1 ? fmt::format("; the next row's loads {} stages ahead", stages) : "",
+                                    sp->block, describe_config(cfg));
+        c.source = pin_config(rt->source, k.kernel->name, cfg);
+        c.config = cfg;
+        out.push_back(std::move(c));
+      }
+  }
   return out;
 }
 
