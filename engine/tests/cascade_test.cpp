@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include "agents/agent.h"
-#include "agents/coder/rewrites.h"
 #include "agents/coder/templates/templates.h"
 #include "artifact/bundle.h"
 #include "profile/family.h"
@@ -301,36 +300,4 @@ TEST(CascadeWorker, PoolRegisterWindowsPassTheCascadeOnTheCapturedAveragePool) {
     EXPECT_NE(it->source.find("tl.split("), std::string::npos);
     expect_g1_to_g3_pass(*b, *p.kernel, it->source, 1);
   }
-}
-
-TEST(CascadeWorker, RowsInTurnPassTheCascadeOnALayerNormAndTheAlibiSoftmax) {
-  // The persistent layer norm (corpus, 128 rows of 512) at the baseline's 2 rows per tile, 4 tiles
-  // per program, weight and bias loaded once per program; and the single pass of the captured ALiBi
-  // softmax one row per tile, 8 rows per program, the key positions loaded once: both in CPU mode
-  // through G1-G3 on the bundles' own launches.
-  using kopt::testing::tensor;
-  using kopt::testing::value;
-  auto ln = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/corpus/layer_norm");
-  agents::KernelProfile p = first_kernel(*ln, {tensor({128, 512}), tensor({512}), tensor({512}), tensor({128, 512}),
-                                               value(128), value(512)});
-  p.launches[0]["config"] = {{"XBLOCK", 2}, {"num_warps", 2}, {"num_stages", 1}};
-  std::string why;
-  auto cands = agents::rewrites::candidates(p, &why);
-  auto it = std::find_if(cands.begin(), cands.end(), [](const agents::Candidate& c) {
-    return c.description.starts_with("rows in turn: 4 tiles of 2 row(s) per program one at a time (") &&
-           c.description.find("2 load(s), hoisted; the next tile's loads 2 stages ahead") != std::string::npos;
-  });
-  ASSERT_NE(it, cands.end()) << why;
-  EXPECT_EQ(it->config["XBLOCK"], 8);
-  expect_g1_to_g3_pass(*ln, *p.kernel, it->source, 1);
-
-  auto al = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/alibi_softmax_bf16_small");
-  agents::KernelProfile q = first_kernel(*al, {tensor({2048, 64}, "bfloat16"), tensor({64}, "int64"), tensor({16}),
-                                               value(2048), value(64)});
-  auto more = agents::rewrites::candidates(q, &why);
-  auto rt = std::find_if(more.begin(), more.end(), [](const agents::Candidate& c) {
-    return c.description.starts_with("single pass, rows in turn: 8 rows per program one at a time");
-  });
-  ASSERT_NE(rt, more.end()) << why;
-  expect_g1_to_g3_pass(*al, *q.kernel, rt->source, 1);
 }

@@ -2,7 +2,9 @@
 // it applies where a later pass re-loads a row that fits one block, declines with its reason
 // otherwise, and its candidates pass G1. Correctness through G2/G3: tests/python/test_rewrites.py.
 #include "agents/coder/single_pass.h"
-#include "agents/coder/rows_in_turn.h"
+
+#include <algorithm>
+#include <regex>
 
 #include <gtest/gtest.h>
 
@@ -117,11 +119,7 @@ TEST(SinglePass, CandidatesPinConfigsAndPassG1) {
   for (const auto& c : cands) {
     EXPECT_EQ(c.origin, "rewrite");
     EXPECT_EQ(c.config["R0_BLOCK"], 4096);
-    // A program's rows in registers at once: XBLOCK of them, or one tile of XB when it takes its rows in turn.
-    if (c.description.starts_with("single pass, rows in turn"))
-      EXPECT_NE(c.source.find("XB: tl.constexpr = 1\n"), std::string::npos) << c.description;
-    else
-      EXPECT_LE(c.config["XBLOCK"].get<int64_t>() * 4096, agents::rewrites::kMaxSinglePassRow);
+    EXPECT_LE(c.config["XBLOCK"].get<int64_t>() * 4096, agents::rewrites::kMaxSinglePassRow);
     auto g1 = verify::run_g1(*p.kernel, c.source);
     EXPECT_TRUE(g1.passed) << c.description;
   }
@@ -191,41 +189,27 @@ TEST(SinglePass, RowLengthFromTheLaunchesWhenTheKernelDoesNotFixIt) {
 
 }  // namespace
 
-TEST(RowsInTurn, TheSinglePassAlibiSoftmaxWalksItsRowsWithThePositionsLoadedOnce) {
-  // The single pass of the ALiBi softmax, one row per tile, its tiles in turn: the loads that do not
-  // depend on the row (the key positions, the column index and mask) go above the loop; the query's
-  // position, its head's slope and the scores stay in it.
+TEST(SinglePass, FastExpVariantsOfTheOneRowInstancesSwapOnlyTheExp) {
+  auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/alibi_softmax_bf16_small");
+  agents::KernelProfile p;
+  p.kernel = &b->graphs[0]->kernels.at(0);
+  p.family = profile::family(*p.kernel);
   std::string why;
-  auto sp = agents::rewrites::single_pass(alibi_source(), kAlibi, {}, &why);
-  ASSERT_TRUE(sp) << why;
-  auto rt = agents::rewrites::rows_in_turn(sp->source, kAlibi, 1, 2, &why);
-  ASSERT_TRUE(rt) << why;
-  EXPECT_EQ(rt->hoisted_loads, 1);
-  const std::string& s = rt->source;
-  size_t loop = s.find("    for _kopt_t in tl.range(0, (tl.minimum(xnumel - tl.program_id(0) * XBLOCK, XBLOCK) + XB - 1) "
-                       "// XB, num_stages=2):\n        xoffset = tl.program_id(0) * XBLOCK + _kopt_t * XB\n");
-  ASSERT_NE(loop, std::string::npos) << s;
-  EXPECT_NE(s.find("    XB: tl.constexpr = 1\n    tl.static_assert(XBLOCK % XB == 0)\n"), std::string::npos);
-  auto before = [&](const std::string& what) {
-    size_t at = s.find(what);
-    EXPECT_NE(at, std::string::npos) << what;
-    return at < loop;
-  };
-  EXPECT_TRUE(before("    tmp0 = tl.load(in_ptr0 + (r0_3), r0_mask"));  // the key positions: shared
-  EXPECT_TRUE(before("    r0_mask = r0_index < r0_numel\n"));
-  EXPECT_FALSE(before("        tmp1 = tl.load(in_ptr0 + (x0), None"));  // the query's position: per row
-  EXPECT_FALSE(before("        tmp6 = tl.load(in_out_ptr0 + (r0_3 + 64*x4)"));
-  EXPECT_FALSE(before("        tl.store(in_out_ptr0 + (r0_3 + 64*x4), tmp34, r0_mask)"));
-  EXPECT_NE(s.find("        _tmp16_max = tl.full([XB, R0_ALL], float('-inf'), tl.float32)\n"), std::string::npos);
-  EXPECT_EQ(s.find("r0_index = r0_offset + r0_base", s.find("r0_index = r0_offset + r0_base") + 1), std::string::npos)
-      << "the single pass's repeat of the column index is dropped";
-  // A load from the pointer the kernel stores to stays in the loop, whatever its index.
-  std::string aliased = replaced(sp->source, "tmp0 = tl.load(in_ptr0 + (r0_3)", "tmp0 = tl.load(in_out_ptr0 + (r0_3)");
-  auto rt2 = agents::rewrites::rows_in_turn(aliased, kAlibi, 1, 1, &why);
-  EXPECT_FALSE(rt2) << rt2->source;
-  EXPECT_NE(why.find("nothing the rows share is loaded"), std::string::npos) << why;
-  // Control flow in the row's body is declined.
-  auto looped = agents::rewrites::rows_in_turn(alibi_source(), kAlibi, 1, 1, &why);
-  EXPECT_FALSE(looped);
-  EXPECT_NE(why.find("a `For` statement"), std::string::npos) << why;
+  auto cands = agents::rewrites::single_pass_candidates(p, &why);
+  size_t fast = 0;
+  for (const auto& c : cands) {
+    if (!c.description.starts_with("fast exp (tl.exp for libdevice.exp), ")) continue;
+    ++fast;
+    EXPECT_EQ(c.source.find("libdevice.exp("), std::string::npos);
+    EXPECT_NE(c.source.find("_kopt_e0 = tl.exp(_kopt_d0)"), std::string::npos) << c.source;
+    // Its twin: the same instance with libdevice's exp.
+    std::string twin = c.description.substr(std::string("fast exp (tl.exp for libdevice.exp), ").size());
+    auto it = std::find_if(cands.begin(), cands.end(), [&](const agents::Candidate& o) { return o.description == twin; });
+    ASSERT_NE(it, cands.end()) << twin;
+    EXPECT_EQ(std::regex_replace(it->source, std::regex(R"(\blibdevice\.exp\()"), "tl.exp("), c.source);
+    EXPECT_EQ(c.config["XBLOCK"], 1) << c.description;
+    EXPECT_LE(c.config["num_warps"].get<int>(), 4) << c.description;
+    EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
+  }
+  EXPECT_EQ(fast, 2u);  // rows of 64: one row per program at one and two warps
 }

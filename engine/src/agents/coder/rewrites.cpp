@@ -8,7 +8,6 @@
 
 #include "agents/coder/pin_config.h"
 #include "agents/coder/source_edit.h"
-#include "agents/coder/rows_in_turn.h"
 #include "agents/coder/single_pass.h"
 #include "agents/coder/transposed_tile.h"
 #include "agents/coder/x_order.h"
@@ -244,41 +243,6 @@ std::vector<Candidate> candidates(const KernelProfile& k, std::string* why) {
   if (!reduction) declined.push_back("x order: not a reduction kernel");
   else if (xo.empty()) declined.push_back(reason);
   reason.clear();
-  // A persistent reduction's rows in turn (rows_in_turn.h), at the baseline's rows per tile and warps.
-  if (k.kernel->kind == "persistent_reduction") {
-    bool any = false;
-    if (chosen && chosen->contains("XBLOCK") && (*chosen)["XBLOCK"].is_number_integer()) {
-      const int64_t xb = (*chosen)["XBLOCK"];
-      for (int stages : {2, 1}) {
-        auto rt = rows_in_turn(k.kernel->source, k.kernel->name, xb, stages, &reason);
-        if (!rt) break;
-        for (int64_t turns : {4, 16}) {
-          nlohmann::json cfg = *chosen;
-          cfg["XBLOCK"] = xb * turns;
-          Candidate c;
-          c.origin = "rewrite";
-          c.description = fmt::format("rows in turn: {} tiles of {} row(s) per program one at a time ({} shared "
-                                      "statement(s), {} load(s), hoisted{}) @ {}",
-                                      turns, xb, rt->hoisted, rt->hoisted_loads,
-                                      stages > 1 ? fmt::format("; the next tile's loads {} stages ahead", stages) : "",
-                                      describe_config(cfg));
-          try {
-            c.source = pin_config(rt->source, k.kernel->name, cfg);
-          } catch (const std::exception& e) {
-            reason = std::string("rows in turn: ") + e.what();
-            break;
-          }
-          c.config = cfg;
-          out.push_back(std::move(c));
-          any = true;
-        }
-      }
-    } else {
-      reason = "rows in turn: no settled baseline config to take the rows per tile from";
-    }
-    if (!any) declined.push_back(reason);
-    reason.clear();
-  }
   // First among the rewrites: the ones that change the memory traffic (single_pass.h, transposed_tile.h).
   std::vector<Candidate> first = single_pass_candidates(k, &reason);
   if (first.empty()) declined.push_back(reason);

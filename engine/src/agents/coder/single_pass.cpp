@@ -1,6 +1,7 @@
 #include "agents/coder/single_pass.h"
 
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -8,7 +9,6 @@
 
 #include "agents/coder/config_space.h"
 #include "agents/coder/pin_config.h"
-#include "agents/coder/rows_in_turn.h"
 #include "agents/coder/softmax_folds.h"
 #include "agents/coder/source_edit.h"
 
@@ -417,28 +417,21 @@ std::vector<Candidate> single_pass_candidates(const KernelProfile& k, std::strin
       c.config = cfg;
       out.push_back(std::move(c));
     }
-  // One row per tile, its tiles in turn (rows_in_turn.h): what the rows share loaded once per program.
-  std::string declined;
-  for (int stages : {2, 1}) {
-    auto rt = rows_in_turn(sp->source, k.kernel->name, 1, stages, &declined);
-    if (!rt) break;
-    // Two warps and up: what the rows share stays live across the loop, in registers.
-    for (int w : {2, 4, 8})
-      for (int64_t turns : {8, 32}) {
-        if (sp->block / (32 * w) < 1 || sp->block / (32 * w) > 64) continue;
-        nlohmann::json cfg = {{"XBLOCK", turns}, {"R0_BLOCK", sp->block}, {"num_warps", w}, {"num_stages", 1}};
-        Candidate c;
-        c.origin = "rewrite";
-        c.description = fmt::format("single pass, rows in turn: {} rows per program one at a time ({} shared "
-                                    "statement(s), {} load(s), hoisted{}), rows of {}, {}",
-                                    turns, rt->hoisted, rt->hoisted_loads,
-                                    stages > 1 ? fmt::format("; the next row's loads {} stages ahead", stages) : "",
-                                    sp->block, describe_config(cfg));
-        c.source = pin_config(rt->source, k.kernel->name, cfg);
-        c.config = cfg;
-        out.push_back(std::move(c));
-      }
+  // Fast exp: libdevice's accurate exp (Inductor's, where fast math is off) as tl.exp (ex2.approx,
+  // what the templates use), for the one-row-per-program instances: per-element arithmetic is what
+  // bounds those (the fused ALiBi softmax's kernel 0.875 -> 0.764 ms in the H200 suite run).
+  // Not bit-equal: G2 and G3 judge it by the tolerances, like any candidate.
+  std::vector<Candidate> fast;
+  for (const Candidate& c : out) {
+    bool one_row = c.config["XBLOCK"] == 1 && c.config["num_warps"].get<int>() <= 4;
+    if (!one_row || c.source.find("libdevice.exp(") == std::string::npos) continue;
+    Candidate f = c;
+    static const std::regex exp_call(R"(\blibdevice\.exp\()");
+    f.source = std::regex_replace(c.source, exp_call, "tl.exp(");
+    f.description = "fast exp (tl.exp for libdevice.exp), " + c.description;
+    fast.push_back(std::move(f));
   }
+  out.insert(out.end(), std::make_move_iterator(fast.begin()), std::make_move_iterator(fast.end()));
   return out;
 }
 
