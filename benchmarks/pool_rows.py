@@ -269,7 +269,7 @@ def main():
         for ms, kind, kw, warps in rows:
             best.setdefault(kind, ms)
         for ms, kind, kw, warps in rows[:12]:
-            print(f"  {ms:.4f} ms  {ms / copy_ms:.2f}x copy  {floor_bytes / ms / 1e9:.0f} GB/s  {kind} {kw} warps={warps}")
+            print(f"  {ms:.4f} ms  {ms / copy_ms:.2f}x copy  {floor_bytes / ms / 1e6:.0f} GB/s  {kind} {kw} warps={warps}")
         print("  best per form: " + ", ".join(f"{k} {v:.4f} ms" for k, v in best.items()), flush=True)
 
 

@@ -131,6 +131,8 @@ int main(int argc, char** argv) {
   auto* bmc = b->add_subcommand("merge", "combine the results of shard runs into one table");
   bmc->add_option("dirs", bm.dirs, "run directories of the shards")->required();
   bmc->add_option("--out,-o", bm.out, "directory for the merged table")->required();
+  bmc->add_flag("--later-wins", bm.later_wins,
+                "a problem in several runs: keep the row of the run given last (a partial re-run over a whole one)");
   kopt::cli::LlmCheckOptions lc;
   auto* l = app.add_subcommand("llm", "the LLM agents' endpoint (docs/llm.md)");
   l->require_subcommand(1);

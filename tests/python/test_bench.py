@@ -191,7 +191,22 @@ def test_two_shards_merged_give_the_unsharded_table(kernelopt_bin, suite, full_r
 
     # A shard given twice would count its problems twice: refused, naming the fix.
     r = bench(kernelopt_bin, "merge", root / "shard0", root / "shard0", "--out", root / "bad")
-    assert r.returncode == 2 and "merge each shard once" in r.stderr
+    assert r.returncode == 2 and "merge each shard once" in r.stderr and "--later-wins" in r.stderr
+
+    # A partial re-run over the whole run: --later-wins keeps the re-run's rows, each problem once.
+    rerun = root / "rerun"
+    rerun.mkdir()
+    (rerun / "run.json").write_text((root / "shard1/run.json").read_text())
+    first = json.loads((root / "shard1/results.jsonl").read_text().splitlines()[0])
+    first["speedup"], first["reason"] = 1.0, "re-run"
+    (rerun / "results.jsonl").write_text(json.dumps(first) + "\n")
+    r = bench(kernelopt_bin, "merge", full_run["out"], rerun, "--later-wins", "--out", root / "later")
+    assert r.returncode == 0, r.stderr
+    assert f"merged {len(PROBLEMS)} row(s) from 2 director(ies), 1 replaced by a later run's" in r.stdout
+    merged = [json.loads(line) for line in (root / "later/results.jsonl").read_text().splitlines()]
+    assert len(merged) == len(PROBLEMS) and len({m["problem"] for m in merged}) == len(PROBLEMS)
+    assert next(m for m in merged if m["problem"] == first["problem"])["reason"] == "re-run"
+    assert json.loads((root / "later/run.json").read_text())["rows_replaced"] == 1
 
 
 @pytest.mark.parametrize("args, message", [

@@ -1,7 +1,9 @@
 // `kernelopt bench merge DIR... --out DIR`: the rows of several shard runs (each
 // DIR/run.json + DIR/results.jsonl, as copied back from wherever the shard ran)
-// combined into one table. Runs made under other settings, or a problem present in
-// two inputs, are refused: one table holds one configuration, each problem once.
+// combined into one table. Runs made under other settings are refused: one table holds one
+// configuration. A problem present in two inputs is refused too, unless --later-wins: then the
+// row of the run given last stands (a re-run of part of the suite over a whole run), the table
+// says how many rows were replaced, and the problems expected are the union's.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -29,7 +31,9 @@ int bench_merge(const BenchMergeOptions& o) {
   size_t expected = 0, count = 0;
   std::set<size_t> indices;
   std::map<std::string, std::string> seen;  // problem -> the directory it came from
+  std::map<std::string, size_t> at;         // problem -> its row's index
   std::vector<json> rows;
+  size_t replaced = 0;
   for (const std::string& d : o.dirs) {
     fs::path dir(d);
     std::ifstream rf(dir / "run.json");
@@ -59,13 +63,25 @@ int bench_merge(const BenchMergeOptions& o) {
       if (row.is_discarded() || !row.is_object())
         throw UserError(fmt::format("{}/results.jsonl:{}: not a JSON row; re-run that shard to rewrite it", d, line_no));
       std::string id = row.value("problem", "");
-      if (auto [it, fresh] = seen.emplace(id, d); !fresh)
-        throw UserError(fmt::format("{} is in both {} and {}; merge each shard once", id, it->second, d));
       if (row.contains("result_dir") && row["result_dir"].is_string())
         row["result_dir"] = (dir / row["result_dir"].get<std::string>()).string();
+      if (auto [it, fresh] = seen.emplace(id, d); !fresh) {
+        if (!o.later_wins)
+          throw UserError(fmt::format("{} is in both {} and {}; merge each shard once (or pass --later-wins to keep "
+                                      "the last run's row)",
+                                      id, it->second, d));
+        it->second = d;
+        rows[at[id]] = std::move(row);
+        ++replaced;
+        continue;
+      }
+      at[id] = rows.size();
       rows.push_back(std::move(row));
     }
   }
+  // Re-runs of part of a suite share shard numbers with the run they replace rows of: the union's
+  // problems are what the table covers.
+  if (o.later_wins) expected = seen.size();
   std::string missing;
   for (size_t i = 0; i < count; ++i)
     if (!indices.count(i)) missing += fmt::format(" {}/{}", i, count);
@@ -75,14 +91,16 @@ int bench_merge(const BenchMergeOptions& o) {
   fs::create_directories(out);
   json run = {{"format", "kernelopt-bench-run"}, {"merged_from", o.dirs}, {"settings", settings},
               {"shards", shards}, {"suite", suite}, {"expected", expected}};
+  if (o.later_wins) run["rows_replaced"] = replaced;
   report::detail::write_file_atomic(out / "run.json", run.dump(2) + "\n");
   json b = bench_object(suite, settings, shards, expected, rows);
   report::write_bench_outputs(b, out);
   std::string md = report::render_bench_markdown(b);
   std::cout << md.substr(md.find("## Table")) << "\n";
-  std::cout << fmt::format("merged {0} row(s) from {1} director(ies); wrote {2}/report.md, {2}/report.html, "
+  std::cout << fmt::format("merged {0} row(s) from {1} director(ies){3}; wrote {2}/report.md, {2}/report.html, "
                            "{2}/results.jsonl\n",
-                           rows.size(), o.dirs.size(), out.string());
+                           rows.size(), o.dirs.size(), out.string(),
+                           o.later_wins ? fmt::format(", {} replaced by a later run's", replaced) : "");
   return 0;
 }
 

@@ -68,6 +68,7 @@ int bench(const BenchOptions& o);  // docs/bench.md
 struct BenchMergeOptions {
   std::vector<std::string> dirs;
   std::string out;
+  bool later_wins = false;  // a problem in several runs: the last run's row, instead of an error
 };
 int bench_merge(const BenchMergeOptions& o);
 
