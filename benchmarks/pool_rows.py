@@ -37,6 +37,20 @@ def _reduce(mx, terms):
     return acc
 
 
+def _stream_rows(row, mx, K, P, RH, col):
+    """Both forms' walk down a tile: the first K-1 window rows, then per output row its one new input row,
+    the window combined and stored at column `col`, the last K-1 rows carried."""
+    src = "".join(row(f"c{dy}", f"oh0 + {dy - P}", "    ") for dy in range(K - 1))
+    src += f"    for rr in tl.static_range({RH}):\n        oh = oh0 + rr\n"
+    src += row("n0", f"oh + {K - 1 - P}", "        ")
+    win = [f"c{d}" for d in range(K - 1)] + ["n0"]
+    src += f"        acc = {_reduce(mx, win)}\n"
+    if not mx:
+        src += f"        acc = acc / {K * K}.0\n"
+    src += f"        tl.store(base_out + oh * WO + {col}, acc, omask & (oh < HO))\n"
+    return src + "".join(f"        c{dy} = {win[dy + 1]}\n" for dy in range(K - 1))
+
+
 def shifted_source(mx, K, P, H, W, RH, BW, G):
     """The template's per-row form: K shifted loads per input row, [G, BW] tiles."""
     HO, WO = H + 2 * P - K + 1, W + 2 * P - K + 1
@@ -59,18 +73,7 @@ def shifted_source(mx, K, P, H, W, RH, BW, G):
     src += f"    oh0 = (rest // {cb}) * {RH}\n    ow = (rest % {cb}) * {BW} + tl.arange(0, {BW})[None, :]\n"
     src += "    omask = (ow < WO) & (unit < units)\n"
     src += "    base_in = x_ptr + plane * (H * W)\n    base_out = y_ptr + plane * (HO * WO)\n"
-    for dy in range(K - 1):
-        src += row(f"c{dy}", f"oh0 + {dy - P}", "    ")
-    src += f"    for r in tl.static_range({RH}):\n        oh = oh0 + r\n"
-    src += row("n0", f"oh + {K - 1 - P}", "        ")
-    win = [f"c{d}" for d in range(K - 1)] + ["n0"]
-    src += f"        acc = {_reduce(mx, win)}\n"
-    if not mx:
-        src += f"        acc = acc / {K * K}.0\n"
-    src += "        tl.store(base_out + oh * WO + ow, acc, omask & (oh < HO))\n"
-    for dy in range(K - 1):
-        src += f"        c{dy} = {win[dy + 1]}\n"
-    return src, rc * cb
+    return src + _stream_rows(row, mx, K, P, RH, "ow"), rc * cb
 
 
 def _split_cols(var, V, rows):
@@ -158,18 +161,7 @@ def chunked_source(mx, K, P, H, W, RH, BW, G, V):
     src += f"    col = (rest % {cb}) * {BW} + (r % {C}) * {V} + tl.arange(0, {V})[None, :]\n"
     src += "    omask = (col < WO) & live\n"
     src += "    base_in = x_ptr + plane * (H * W)\n    base_out = y_ptr + plane * (HO * WO)\n"
-    for dy in range(K - 1):
-        src += row(f"c{dy}", f"oh0 + {dy - P}", "    ")
-    src += f"    for rr in tl.static_range({RH}):\n        oh = oh0 + rr\n"
-    src += row("n0", f"oh + {K - 1 - P}", "        ")
-    win = [f"c{d}" for d in range(K - 1)] + ["n0"]
-    src += f"        acc = {_reduce(mx, win)}\n"
-    if not mx:
-        src += f"        acc = acc / {K * K}.0\n"
-    src += "        tl.store(base_out + oh * WO + col, acc, omask & (oh < HO))\n"
-    for dy in range(K - 1):
-        src += f"        c{dy} = {win[dy + 1]}\n"
-    return src, rc * cb
+    return src + _stream_rows(row, mx, K, P, RH, "col"), rc * cb
 
 
 _DIR = tempfile.mkdtemp(prefix="pool_rows_")

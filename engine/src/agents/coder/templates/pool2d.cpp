@@ -67,6 +67,31 @@ std::optional<PoolParams> parse(const std::string& comment, std::string* why) {
 
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The end of an output row, shared by both forms: the K window rows combined, the average's
+// divisor, the store at column `col`, and the window's last K - S rows carried to the next row.
+std::string finish_row(const PoolParams& pp, const std::vector<std::string>& window, const std::string& col,
+                       const std::string& out) {
+  const int64_t K = pp.k, S = pp.s, P = pp.p;
+  std::string acc = window[0];
+  for (size_t i = 1; i < window.size(); ++i)
+    acc = pp.max ? fmt::format("triton_helpers.maximum({}, {})", acc, window[i]) : fmt::format("{} + {}", acc, window[i]);
+  std::string s = fmt::format("        acc = {}\n", acc);
+  if (!pp.max) {
+    if (pp.count_include_pad) {
+      s += fmt::format("        acc = acc / {}.0\n", K * K);
+    } else {
+      s += fmt::format(
+          "        hs = oh * {S} - {P}\n        ws = {col} * {S} - {P}\n"
+          "        cnt = (tl.minimum(hs + {K}, H) - tl.maximum(hs, 0)) * (tl.minimum(ws + {K}, W) - tl.maximum(ws, 0))\n"
+          "        acc = acc / cnt.to(tl.float32)\n",
+          fmt::arg("S", S), fmt::arg("P", P), fmt::arg("K", K), fmt::arg("col", col));
+    }
+  }
+  s += fmt::format("        tl.store(base_out + oh * WO + {}, acc.to({}.dtype.element_ty), omask & (oh < HO))\n", col, out);
+  for (int64_t dy = 0; dy < K - S; ++dy) s += fmt::format("        c{} = {}\n", dy, window[dy + S]);
+  return s;
+}
+
 // The template's entry: G stacked tiles ([G, 1] rows of unit indices against [1, BW] columns), the
 // first K-S window rows loaded into registers, then each output row loads only its S new input rows.
 std::string pool_def(const ir::Kernel& ker, const PoolParams& pp, const std::string& params, const std::string& in,
@@ -97,22 +122,7 @@ std::string pool_def(const ir::Kernel& ker, const PoolParams& pp, const std::str
   std::vector<std::string> window;
   for (int64_t dy = 0; dy < K - S; ++dy) window.push_back(fmt::format("c{}", dy));
   for (int64_t j = 0; j < S; ++j) window.push_back(fmt::format("n{}", j));
-  std::string acc = window[0];
-  for (size_t i = 1; i < window.size(); ++i) acc = combine(acc, window[i]);
-  loop += fmt::format("        acc = {}\n", acc);
-  if (!pp.max) {
-    if (pp.count_include_pad) {
-      loop += fmt::format("        acc = acc / {}.0\n", K * K);
-    } else {
-      loop += fmt::format(
-          "        hs = oh * {S} - {P}\n        ws = ow * {S} - {P}\n"
-          "        cnt = (tl.minimum(hs + {K}, H) - tl.maximum(hs, 0)) * (tl.minimum(ws + {K}, W) - tl.maximum(ws, 0))\n"
-          "        acc = acc / cnt.to(tl.float32)\n",
-          fmt::arg("S", S), fmt::arg("P", P), fmt::arg("K", K));
-    }
-  }
-  loop += fmt::format("        tl.store(base_out + oh * WO + ow, acc.to({}.dtype.element_ty), omask & (oh < HO))\n", out);
-  for (int64_t dy = 0; dy < K - S; ++dy) loop += fmt::format("        c{} = {}\n", dy, window[dy + S]);
+  loop += finish_row(pp, window, "ow", out);
   return fmt::format(
       "def {name}({params}):\n"
       "    # kernelopt template pool2d ({kind} {K}x{K}, stride {S}, padding {P}): rows streamed once.\n"
@@ -230,25 +240,12 @@ std::string pool_chunked_def(const ir::Kernel& ker, const PoolParams& pp, const 
   };
   std::string body;
   for (int64_t dy = 0; dy < K - 1; ++dy) body += hrow(fmt::format("c{}", dy), fmt::format("oh0 + {}", dy - P), "    ");
-  std::string loop = "    for r in tl.static_range(0, RH):\n        oh = oh0 + r\n";
+  std::string loop = "    for rr in tl.static_range(0, RH):\n        oh = oh0 + rr\n";
   loop += hrow("n0", fmt::format("oh + {}", K - 1 - P), "        ");
   std::vector<std::string> window;
   for (int64_t dy = 0; dy < K - 1; ++dy) window.push_back(fmt::format("c{}", dy));
   window.push_back("n0");
-  loop += fmt::format("        acc = {}\n", reduce(window));
-  if (!pp.max) {
-    if (pp.count_include_pad) {
-      loop += fmt::format("        acc = acc / {}.0\n", K * K);
-    } else {
-      loop += fmt::format(
-          "        hs = oh - {P}\n        ws = col - {P}\n"
-          "        cnt = (tl.minimum(hs + {K}, H) - tl.maximum(hs, 0)) * (tl.minimum(ws + {K}, W) - tl.maximum(ws, 0))\n"
-          "        acc = acc / cnt.to(tl.float32)\n",
-          fmt::arg("P", P), fmt::arg("K", K));
-    }
-  }
-  loop += fmt::format("        tl.store(base_out + oh * WO + col, acc.to({}.dtype.element_ty), omask & (oh < HO))\n", out);
-  for (int64_t dy = 0; dy < K - 1; ++dy) loop += fmt::format("        c{} = {}\n", dy, window[dy + 1]);
+  loop += finish_row(pp, window, "col", out);
   return fmt::format(
       "def {name}({params}):\n"
       "    # kernelopt template pool2d ({kind} {K}x{K}, stride 1, padding {P}): rows streamed once, {V} columns\n"
