@@ -189,6 +189,25 @@ TEST(Roofline, CompulsoryBytes) {
   EXPECT_EQ(profile::tensor_bytes({{"shape", {1024, 1024}}, {"stride", {0, 1}}, {"dtype", "float32"}}), 4096u);
 }
 
+TEST(Roofline, BytesFollowTheSourcesStoresNotInductorsMutatedNames) {
+  // linear_gelu's epilogue updates its in_out pointer in place: read and written.
+  auto b = corpus("linear_gelu");
+  ir::Kernel k = b->graphs[0]->kernels.at(0);
+  ASSERT_EQ(k.mutated_args, std::vector<std::string>{"in_out_ptr0"});
+  json launch = {{"args", {tensor({128, 256}), tensor({256}), value(32768)}}};
+  profile::Cost c = profile::launch_cost(k, launch);
+  EXPECT_EQ(c.bytes_read, 32768ull * 4 + 256 * 4);
+  EXPECT_EQ(c.bytes_written, 32768ull * 4);
+  // The same kernel storing its result elsewhere reads in_out_ptr0 only, whatever mutated_arg_names
+  // says (level 2's depthwise BN/hardswish kernel: its result goes to another layout).
+  const std::string store = "tl.store(in_out_ptr0 + (x2), tmp10, None)";
+  ASSERT_NE(k.source.find(store), std::string::npos);
+  k.source.replace(k.source.find(store), store.size(), "tl.store(in_ptr0 + (x2), tmp10, None)");
+  profile::Cost d = profile::launch_cost(k, launch);
+  EXPECT_EQ(d.bytes_written, 256ull * 4);  // in_ptr0 is now the stored one (and loaded: read and written)
+  EXPECT_EQ(d.bytes_read, 32768ull * 4 + 256 * 4);
+}
+
 TEST(Family, FromAtenOps) {
   EXPECT_EQ(profile::family(corpus("softmax_large")->graphs[0]->kernels.at(0)), "softmax");
   EXPECT_EQ(profile::family(corpus("log_softmax")->graphs[0]->kernels.at(0)), "log_softmax");

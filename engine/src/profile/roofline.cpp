@@ -85,18 +85,18 @@ std::optional<uint64_t> gemm_flops(const json& args, const std::vector<bool>& wr
 
 Cost launch_cost(const ir::Kernel& k, const json& launch) {
   Cost c;
-  std::vector<size_t> pure = verify::pure_output_args(k);
-  std::set<size_t> written(pure.begin(), pure.end());
-  std::set<std::string> mutated(k.mutated_args.begin(), k.mutated_args.end());
-  std::vector<std::string> runtime;  // the runtime (non-constexpr) parameter names, in launch order
-  for (const ir::KernelParam& p : k.signature)
-    if (!p.is_constexpr) runtime.push_back(p.name);
+  // Bytes from what the source loads and stores: a pure output is written, a stored pointer that is
+  // also loaded is read and written, anything else is read. (Inductor's mutated_arg_names is not
+  // used: it can name an in_out pointer the kernel only reads, which counted a write of the whole
+  // tensor — the depthwise BN/hardswish kernel of level 2 then ran at 0.7x its "floor".)
+  std::vector<size_t> pure = verify::pure_output_args(k), stored = verify::stored_args(k);
+  std::set<size_t> written(pure.begin(), pure.end()), stores(stored.begin(), stored.end());
   const json args = launch.value("args", json::array());
   std::vector<bool> writes(args.size(), false);
   for (size_t i = 0; i < args.size(); ++i) {
     uint64_t b = tensor_bytes(args[i]);
     if (!b) continue;
-    bool in_place = i < runtime.size() && mutated.count(runtime[i]);
+    bool in_place = stores.count(i) && !written.count(i);
     writes[i] = written.count(i) || in_place;
     if (written.count(i)) c.bytes_written += b;
     else if (in_place) c.bytes_read += b, c.bytes_written += b;

@@ -55,6 +55,20 @@ std::vector<size_t> pure_output_args(const ir::Kernel& k) {
   return out;
 }
 
+std::vector<size_t> stored_args(const ir::Kernel& k) {
+  ir::KernelSource ks = ir::parse_kernel_source(k.source, k.name, k.name);
+  std::set<std::string> stored, loaded;
+  for (const py::Node* f : ks.jit_functions) scan(f, stored, loaded);
+  std::vector<size_t> out;
+  size_t runtime = 0;
+  for (const ir::KernelParam& p : k.signature) {
+    if (p.is_constexpr) continue;
+    if (!p.dtype.empty() && p.dtype[0] == '*' && stored.count(p.name)) out.push_back(runtime);
+    ++runtime;
+  }
+  return out;
+}
+
 namespace {
 
 bool mentions(const std::string& text, const std::string& name) {

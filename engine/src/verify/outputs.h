@@ -14,6 +14,11 @@ namespace kopt::verify {
 // Indices into the launch's runtime arguments (non-constexpr parameters, in order).
 std::vector<size_t> pure_output_args(const ir::Kernel& k);
 
+// Every pointer parameter the kernel stores to (or updates atomically), read as well or not: what
+// it writes. Inductor's mutated_arg_names can name an in_out pointer the kernel only reads (a
+// buffer planned in place whose result went to another layout); the source says what is written.
+std::vector<size_t> stored_args(const ir::Kernel& k);
+
 // Scratch arguments (split scans' workspace): at every launch of `k` in `a`, a buffer the host
 // function allocates, at most zeroes (`buf.zero_()`), passes to this launch alone at a parameter
 // Inductor declares mutated, and frees, never reading it afterwards. What the kernel leaves in
