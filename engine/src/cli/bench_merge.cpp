@@ -30,8 +30,7 @@ int bench_merge(const BenchMergeOptions& o) {
   std::string suite;
   size_t expected = 0, count = 0;
   std::set<size_t> indices;
-  std::map<std::string, std::string> seen;  // problem -> the directory it came from
-  std::map<std::string, size_t> at;         // problem -> its row's index
+  std::map<std::string, std::pair<std::string, size_t>> seen;  // problem -> the directory it came from, its row
   std::vector<json> rows;
   size_t replaced = 0;
   for (const std::string& d : o.dirs) {
@@ -65,17 +64,16 @@ int bench_merge(const BenchMergeOptions& o) {
       std::string id = row.value("problem", "");
       if (row.contains("result_dir") && row["result_dir"].is_string())
         row["result_dir"] = (dir / row["result_dir"].get<std::string>()).string();
-      if (auto [it, fresh] = seen.emplace(id, d); !fresh) {
+      if (auto [it, fresh] = seen.emplace(id, std::pair{d, rows.size()}); !fresh) {
         if (!o.later_wins)
           throw UserError(fmt::format("{} is in both {} and {}; merge each shard once (or pass --later-wins to keep "
                                       "the last run's row)",
-                                      id, it->second, d));
-        it->second = d;
-        rows[at[id]] = std::move(row);
+                                      id, it->second.first, d));
+        it->second.first = d;
+        rows[it->second.second] = std::move(row);
         ++replaced;
         continue;
       }
-      at[id] = rows.size();
       rows.push_back(std::move(row));
     }
   }

@@ -89,8 +89,8 @@ Cost launch_cost(const ir::Kernel& k, const json& launch) {
   // also loaded is read and written, anything else is read. (Inductor's mutated_arg_names is not
   // used: it can name an in_out pointer the kernel only reads, which counted a write of the whole
   // tensor — the depthwise BN/hardswish kernel of level 2 then ran at 0.7x its "floor".)
-  std::vector<size_t> pure = verify::pure_output_args(k), stored = verify::stored_args(k);
-  std::set<size_t> written(pure.begin(), pure.end()), stores(stored.begin(), stored.end());
+  verify::PointerWrites w = verify::pointer_writes(k);
+  std::set<size_t> written(w.pure.begin(), w.pure.end()), stores(w.stored.begin(), w.stored.end());
   const json args = launch.value("args", json::array());
   std::vector<bool> writes(args.size(), false);
   for (size_t i = 0; i < args.size(); ++i) {

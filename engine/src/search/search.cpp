@@ -72,9 +72,7 @@ class KernelSearch {
     // still gets its cascade within the budget; and that first cascade runs even when the budget is
     // spent: a screened winner thrown away unverified wastes everything the screening cost (the
     // H200's max pools screened 2.4x in 20 s and fell back that way).
-    screen_until_ = t0 + (o_.deadline - t0) * 3 / 4;
-    std::vector<size_t> order = screen(all_indices());
-    screen_until_.reset();
+    std::vector<size_t> order = screen(all_indices(), t0 + (o_.deadline - t0) * 3 / 4);
     size_t cascades = 0;
     for (size_t i : order) {
       if (cascades >= o_.max_cascades || (cascades > 0 && out_of_time())) break;
@@ -95,7 +93,7 @@ class KernelSearch {
       std::vector<size_t> fresh;
       for (size_t i = before; i < out_.candidates.size(); ++i) fresh.push_back(i);
       if (fresh.empty()) break;
-      std::vector<size_t> ranked = screen(fresh);
+      std::vector<size_t> ranked = screen(fresh, o_.deadline);
       double best = out_.candidates[*out_.chosen].screen_ratio.value_or(1.0);
       if (ranked.empty() || out_.candidates[ranked.front()].screen_ratio.value_or(9) >= best) break;
       say(fmt::format("tuning round {}: {} neighbour(s), best screened {:.3f}x of baseline", r + 1, fresh.size(),
@@ -133,8 +131,9 @@ class KernelSearch {
   }
 
   // Times the candidates briefly against the original (GPU) and returns the ones worth a
-  // cascade, fastest first. CPU mode: nothing is timed; the coder's order stands.
-  std::vector<size_t> screen(const std::vector<size_t>& idx) {
+  // cascade, fastest first; no batch starts at `until` or later (nor past the budget). CPU mode:
+  // nothing is timed; the coder's order stands.
+  std::vector<size_t> screen(const std::vector<size_t>& idx, Clock::time_point until) {
     if (!o_.gpu) return idx;
     std::vector<size_t> todo;
     for (size_t i : idx) {
@@ -151,7 +150,7 @@ class KernelSearch {
     // compiling a hundred candidates takes longer than a single-op problem's whole budget.
     for (size_t from = 0; from < todo.size(); from += kScreenBatch) {
       std::vector<size_t> batch(todo.begin() + from, todo.begin() + std::min(todo.size(), from + kScreenBatch));
-      if (out_of_time() || (screen_until_ && Clock::now() >= *screen_until_)) {
+      if (Clock::now() >= std::min(until, o_.deadline)) {
         for (size_t i : batch) out_.candidates[i].screen_error = "not screened: the budget was spent";
         continue;
       }
@@ -276,7 +275,6 @@ class KernelSearch {
   Cache& cache_;
   const Progress& progress_;
   size_t graph_ = 0;
-  std::optional<Clock::time_point> screen_until_;  // the first screening's own end (run())
   KernelOutcome out_;
 };
 

@@ -40,34 +40,25 @@ void scan(const py::Node* n, std::set<std::string>& stored, std::set<std::string
 
 }  // namespace
 
-std::vector<size_t> pure_output_args(const ir::Kernel& k) {
+PointerWrites pointer_writes(const ir::Kernel& k) {
   ir::KernelSource ks = ir::parse_kernel_source(k.source, k.name, k.name);
   std::set<std::string> stored, loaded;
   for (const py::Node* f : ks.jit_functions) scan(f, stored, loaded);
-  std::vector<size_t> out;
+  PointerWrites out;
   size_t runtime = 0;
   for (const ir::KernelParam& p : k.signature) {
     if (p.is_constexpr) continue;
     bool pointer = !p.dtype.empty() && p.dtype[0] == '*';
-    if (pointer && stored.count(p.name) && !loaded.count(p.name)) out.push_back(runtime);
+    if (pointer && stored.count(p.name)) {
+      out.stored.push_back(runtime);
+      if (!loaded.count(p.name)) out.pure.push_back(runtime);
+    }
     ++runtime;
   }
   return out;
 }
 
-std::vector<size_t> stored_args(const ir::Kernel& k) {
-  ir::KernelSource ks = ir::parse_kernel_source(k.source, k.name, k.name);
-  std::set<std::string> stored, loaded;
-  for (const py::Node* f : ks.jit_functions) scan(f, stored, loaded);
-  std::vector<size_t> out;
-  size_t runtime = 0;
-  for (const ir::KernelParam& p : k.signature) {
-    if (p.is_constexpr) continue;
-    if (!p.dtype.empty() && p.dtype[0] == '*' && stored.count(p.name)) out.push_back(runtime);
-    ++runtime;
-  }
-  return out;
-}
+std::vector<size_t> pure_output_args(const ir::Kernel& k) { return pointer_writes(k).pure; }
 
 namespace {
 

@@ -14,10 +14,14 @@ namespace kopt::verify {
 // Indices into the launch's runtime arguments (non-constexpr parameters, in order).
 std::vector<size_t> pure_output_args(const ir::Kernel& k);
 
-// Every pointer parameter the kernel stores to (or updates atomically), read as well or not: what
-// it writes. Inductor's mutated_arg_names can name an in_out pointer the kernel only reads (a
-// buffer planned in place whose result went to another layout); the source says what is written.
-std::vector<size_t> stored_args(const ir::Kernel& k);
+// What the kernel's source writes, as indices like pure_output_args': `stored`, every pointer
+// parameter it stores to (or updates atomically), read as well or not; `pure`, those it never
+// loads. Inductor's mutated_arg_names can name an in_out pointer the kernel only reads (a buffer
+// planned in place whose result went to another layout); the source says what is written.
+struct PointerWrites {
+  std::vector<size_t> stored, pure;
+};
+PointerWrites pointer_writes(const ir::Kernel& k);
 
 // Scratch arguments (split scans' workspace): at every launch of `k` in `a`, a buffer the host
 // function allocates, at most zeroes (`buf.zero_()`), passes to this launch alone at a parameter

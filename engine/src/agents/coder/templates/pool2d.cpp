@@ -1,6 +1,7 @@
 #include "agents/coder/templates/pool2d.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <regex>
 
@@ -67,15 +68,37 @@ std::optional<PoolParams> parse(const std::string& comment, std::string* why) {
 
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// The end of an output row, shared by both forms: the K window rows combined, the average's
-// divisor, the store at column `col`, and the window's last K - S rows carried to the next row.
-std::string finish_row(const PoolParams& pp, const std::vector<std::string>& window, const std::string& col,
-                       const std::string& out) {
+// The window's combine: max, or the sum an average divides afterwards.
+std::string combine(const PoolParams& pp, const std::string& a, const std::string& b) {
+  return pp.max ? fmt::format("triton_helpers.maximum({}, {})", a, b) : fmt::format("{} + {}", a, b);
+}
+
+std::string reduce(const PoolParams& pp, const std::vector<std::string>& terms) {
+  std::string acc = terms[0];
+  for (size_t i = 1; i < terms.size(); ++i) acc = combine(pp, acc, terms[i]);
+  return acc;
+}
+
+// The loads of one input row's horizontal window into `var`: (var, input row expression, indent).
+using RowLoads = std::function<std::string(const std::string&, const std::string&, const std::string&)>;
+
+// Both forms' walk down a tile of RH output rows: the first K - S window rows loaded ahead, then per
+// output row its S new input rows, the K window rows combined, the average's divisor, the store at
+// column `col`, and the window's last K - S rows carried to the next output row.
+std::string walk_rows(const PoolParams& pp, const RowLoads& hrow, bool unroll, const std::string& col,
+                      const std::string& out) {
   const int64_t K = pp.k, S = pp.s, P = pp.p;
-  std::string acc = window[0];
-  for (size_t i = 1; i < window.size(); ++i)
-    acc = pp.max ? fmt::format("triton_helpers.maximum({}, {})", acc, window[i]) : fmt::format("{} + {}", acc, window[i]);
-  std::string s = fmt::format("        acc = {}\n", acc);
+  auto row = [&](const char* base, int64_t d) {
+    return S == 1 ? fmt::format("{} + {}", base, d) : fmt::format("{} * {} + {}", base, S, d);
+  };
+  std::string s;
+  for (int64_t dy = 0; dy < K - S; ++dy) s += hrow(fmt::format("c{}", dy), row("oh0", dy - P), "    ");
+  s += fmt::format("    for rr in {}(0, RH):\n        oh = oh0 + rr\n", unroll ? "tl.static_range" : "tl.range");
+  for (int64_t j = 0; j < S; ++j) s += hrow(fmt::format("n{}", j), row("oh", K - S + j - P), "        ");
+  std::vector<std::string> window;
+  for (int64_t dy = 0; dy < K - S; ++dy) window.push_back(fmt::format("c{}", dy));
+  for (int64_t j = 0; j < S; ++j) window.push_back(fmt::format("n{}", j));
+  s += fmt::format("        acc = {}\n", reduce(pp, window));
   if (!pp.max) {
     if (pp.count_include_pad) {
       s += fmt::format("        acc = acc / {}.0\n", K * K);
@@ -99,30 +122,17 @@ std::string pool_def(const ir::Kernel& ker, const PoolParams& pp, const std::str
                      int64_t g, int64_t colb, int64_t rowc, int64_t units, bool wide, bool unroll) {
   const int64_t K = pp.k, S = pp.s, P = pp.p;
   const std::string neutral = pp.max ? "float('-inf')" : "0.0";
-  auto combine = [&](const std::string& a_, const std::string& b_) {
-    return pp.max ? fmt::format("triton_helpers.maximum({}, {})", a_, b_) : fmt::format("{} + {}", a_, b_);
-  };
   auto hrow = [&](const std::string& var, const std::string& ih, const std::string& ind) {
     std::string s = fmt::format("{0}ih = {1}\n{0}rok = (ih >= 0) & (ih < H)\n", ind, ih);
     for (int64_t dx = 0; dx < K; ++dx) {
       s += fmt::format("{}iw = ow * {} + {}\n", ind, S, dx - P);
       s += fmt::format("{}v = tl.load(base_in + ih * W + iw, omask & rok & (iw >= 0) & (iw < W), other={}).to(tl.float32)\n",
                        ind, neutral);
-      s += dx == 0 ? fmt::format("{}{} = v\n", ind, var) : fmt::format("{}{} = {}\n", ind, var, combine(var, "v"));
+      s += dx == 0 ? fmt::format("{}{} = v\n", ind, var) : fmt::format("{}{} = {}\n", ind, var, combine(pp, var, "v"));
     }
     return s;
   };
-  // Carried rows c0..c{K-S-1}: the window rows of the current output row that the next one reuses.
-  std::string body;
-  for (int64_t dy = 0; dy < K - S; ++dy)
-    body += hrow(fmt::format("c{}", dy), fmt::format("oh0 * {} + {}", S, dy - P), "    ");
-  std::string loop = fmt::format("    for r in {}(0, RH):\n        oh = oh0 + r\n", unroll ? "tl.static_range" : "tl.range");
-  for (int64_t j = 0; j < S; ++j)
-    loop += hrow(fmt::format("n{}", j), fmt::format("oh * {} + {}", S, K - S + j - P), "        ");
-  std::vector<std::string> window;
-  for (int64_t dy = 0; dy < K - S; ++dy) window.push_back(fmt::format("c{}", dy));
-  for (int64_t j = 0; j < S; ++j) window.push_back(fmt::format("n{}", j));
-  loop += finish_row(pp, window, "ow", out);
+  std::string rows = walk_rows(pp, hrow, unroll, "ow", out);
   return fmt::format(
       "def {name}({params}):\n"
       "    # kernelopt template pool2d ({kind} {K}x{K}, stride {S}, padding {P}): rows streamed once.\n"
@@ -136,12 +146,12 @@ std::string pool_def(const ir::Kernel& ker, const PoolParams& pp, const std::str
       "    omask = (ow < WO) & (unit < {units})\n"
       "    base_in = {in} + plane * (H * W)\n"
       "    base_out = {out} + plane * (HO * WO)\n"
-      "{body}{loop}",
+      "{rows}",
       fmt::arg("name", ker.entry), fmt::arg("params", params), fmt::arg("kind", pp.max ? "max" : "avg"),
       fmt::arg("K", K), fmt::arg("S", S), fmt::arg("P", P), fmt::arg("h", h), fmt::arg("w", w), fmt::arg("ho", ho),
       fmt::arg("wo", wo), fmt::arg("rh", rh), fmt::arg("bw", bw), fmt::arg("g", g), fmt::arg("per_plane", rowc * colb),
       fmt::arg("colb", colb), fmt::arg("units", units), fmt::arg("in", in), fmt::arg("out", out),
-      fmt::arg("widen", wide ? ".to(tl.int64)" : ""), fmt::arg("body", body), fmt::arg("loop", loop));
+      fmt::arg("widen", wide ? ".to(tl.int64)" : ""), fmt::arg("rows", rows));
 }
 
 // Lines that split a [rows, V] tile into its V columns {var}_0 .. {var}_{V-1}: reshaped to
@@ -198,14 +208,6 @@ std::string pool_chunked_def(const ir::Kernel& ker, const PoolParams& pp, const 
                              int64_t units, bool wide) {
   const int64_t K = pp.k, P = pp.p, C = bw / v, GC = g * C;
   const std::string neutral = pp.max ? "float('-inf')" : "0.0";
-  auto combine = [&](const std::string& a_, const std::string& b_) {
-    return pp.max ? fmt::format("triton_helpers.maximum({}, {})", a_, b_) : fmt::format("{} + {}", a_, b_);
-  };
-  auto reduce = [&](const std::vector<std::string>& terms) {
-    std::string acc = terms[0];
-    for (size_t i = 1; i < terms.size(); ++i) acc = combine(acc, terms[i]);
-    return acc;
-  };
   auto hrow = [&](const std::string& var, const std::string& ih, const std::string& ind) {
     std::vector<std::string> lines = {fmt::format("ih = {}", ih), "rok = (ih >= 0) & (ih < H) & live",
                                       "ptr = base_in + ih * W + col",
@@ -229,7 +231,7 @@ std::string pool_chunked_def(const ir::Kernel& ker, const PoolParams& pp, const 
     for (int64_t j = 0; j < v; ++j) {
       std::vector<std::string> terms;
       for (int64_t dx = 0; dx < K; ++dx) terms.push_back(ext.at(j + dx - P));
-      lines.push_back(fmt::format("h_{} = {}", j, reduce(terms)));
+      lines.push_back(fmt::format("h_{} = {}", j, reduce(pp, terms)));
       cols.push_back(fmt::format("h_{}", j));
     }
     auto joined = join_cols(cols, GC, var);
@@ -238,14 +240,7 @@ std::string pool_chunked_def(const ir::Kernel& ker, const PoolParams& pp, const 
     for (const auto& l : lines) s += ind + l + "\n";
     return s;
   };
-  std::string body;
-  for (int64_t dy = 0; dy < K - 1; ++dy) body += hrow(fmt::format("c{}", dy), fmt::format("oh0 + {}", dy - P), "    ");
-  std::string loop = "    for rr in tl.static_range(0, RH):\n        oh = oh0 + rr\n";
-  loop += hrow("n0", fmt::format("oh + {}", K - 1 - P), "        ");
-  std::vector<std::string> window;
-  for (int64_t dy = 0; dy < K - 1; ++dy) window.push_back(fmt::format("c{}", dy));
-  window.push_back("n0");
-  loop += finish_row(pp, window, "col", out);
+  std::string rows = walk_rows(pp, hrow, true, "col", out);
   return fmt::format(
       "def {name}({params}):\n"
       "    # kernelopt template pool2d ({kind} {K}x{K}, stride 1, padding {P}): rows streamed once, {V} columns\n"
@@ -262,13 +257,13 @@ std::string pool_chunked_def(const ir::Kernel& ker, const PoolParams& pp, const 
       "    omask = (col < WO) & live\n"
       "    base_in = {in} + plane * (H * W)\n"
       "    base_out = {out} + plane * (HO * WO)\n"
-      "{body}{loop}",
+      "{rows}",
       fmt::arg("name", ker.entry), fmt::arg("params", params), fmt::arg("kind", pp.max ? "max" : "avg"),
       fmt::arg("K", K), fmt::arg("P", P), fmt::arg("V", v), fmt::arg("h", h), fmt::arg("w", w), fmt::arg("ho", ho),
       fmt::arg("wo", wo), fmt::arg("rh", rh), fmt::arg("gc", GC), fmt::arg("g", g), fmt::arg("c", C),
       fmt::arg("units", units), fmt::arg("per_plane", rowc * colb), fmt::arg("colb", colb), fmt::arg("bw", bw),
       fmt::arg("in", in), fmt::arg("out", out), fmt::arg("widen", wide ? ".to(tl.int64)" : ""),
-      fmt::arg("body", body), fmt::arg("loop", loop));
+      fmt::arg("rows", rows));
 }
 
 }  // namespace
