@@ -10,9 +10,13 @@ output element and measured 1.41x the floor. Variants:
            split into columns in registers, the K-wide window combined there and joined back, so an
            input row costs at most 3 vector loads per V outputs
 
-Usage: python3 benchmarks/pool_rows.py [check]   (`check`: the forms against torch on small planes in the
+  walk     the chunked form with tiles of 8 to 128 output rows, unrolled or as a tl.range loop: a
+           tile re-reads the K-1 input rows above it that the tile before it read (the halo), which a
+           longer walk shares over more rows
+
+Usage: python3 benchmarks/pool_rows.py [check|walk]   (`check`: the forms against torch on small planes in the
 Triton interpreter, TRITON_INTERPRET=1; otherwise prints ms and the ratio to a copy of the same bytes, best first,
-per problem; every variant is checked against torch first)
+per problem; every variant is checked against torch first; `walk`: only the walk-length variants)
 """
 import importlib.util
 import os
@@ -37,11 +41,12 @@ def _reduce(mx, terms):
     return acc
 
 
-def _stream_rows(row, mx, K, P, RH, col):
+def _stream_rows(row, mx, K, P, RH, col, loop=False):
     """Both forms' walk down a tile: the first K-1 window rows, then per output row its one new input row,
-    the window combined and stored at column `col`, the last K-1 rows carried."""
+    the window combined and stored at column `col`, the last K-1 rows carried (through a tl.range loop
+    with `loop`, else unrolled)."""
     src = "".join(row(f"c{dy}", f"oh0 + {dy - P}", "    ") for dy in range(K - 1))
-    src += f"    for rr in tl.static_range({RH}):\n        oh = oh0 + rr\n"
+    src += f"    for rr in tl.{'range' if loop else 'static_range'}(0, {RH}):\n        oh = oh0 + rr\n"
     src += row("n0", f"oh + {K - 1 - P}", "        ")
     win = [f"c{d}" for d in range(K - 1)] + ["n0"]
     src += f"        acc = {_reduce(mx, win)}\n"
@@ -118,7 +123,7 @@ def _join_cols(names, rows, out):
     return lines
 
 
-def chunked_source(mx, K, P, H, W, RH, BW, G, V):
+def chunked_source(mx, K, P, H, W, RH, BW, G, V, loop=False):
     """Each thread holds V consecutive columns; aligned vector loads, the window combined in registers."""
     HO, WO = H + 2 * P - K + 1, W + 2 * P - K + 1
     neutral = "float('-inf')" if mx else "0.0"
@@ -161,7 +166,7 @@ def chunked_source(mx, K, P, H, W, RH, BW, G, V):
     src += f"    col = (rest % {cb}) * {BW} + (r % {C}) * {V} + tl.arange(0, {V})[None, :]\n"
     src += "    omask = (col < WO) & live\n"
     src += "    base_in = x_ptr + plane * (H * W)\n    base_out = y_ptr + plane * (HO * WO)\n"
-    return src + _stream_rows(row, mx, K, P, RH, "col"), rc * cb
+    return src + _stream_rows(row, mx, K, P, RH, "col", loop), rc * cb
 
 
 _DIR = tempfile.mkdtemp(prefix="pool_rows_")
@@ -194,9 +199,10 @@ def check():
         for H, W in ((9, 32), (16, 64), (7, 40)):
             x = torch.randn(3, 2, H, W)
             ref = (torch.nn.functional.max_pool2d(x, K, 1, P) if mx else torch.nn.functional.avg_pool2d(x, K, 1, P))
-            for kind in ("shifted", "chunked"):
+            for kind in ("shifted", "chunked", "looped"):
                 for RH, G, V in ((4, 1, 4), (8, 2, 8), (4, 2, 4)):
-                    kw = dict(RH=RH, BW=32, G=G) | ({"V": V} if kind == "chunked" else {})
+                    kw = dict(RH=RH, BW=32, G=G) | ({"V": V} if kind != "shifted" else {})
+                    kw |= {"loop": True} if kind == "looped" else {}
                     s, per_plane = (shifted_source if kind == "shifted" else chunked_source)(mx, K, P, H, W, **kw)
                     y = torch.full_like(ref, float("nan"))
                     units = 6 * per_plane
@@ -210,6 +216,7 @@ def check():
 def main():
     if sys.argv[1:] == ["check"]:
         return check()
+    walk = sys.argv[1:] == ["walk"]
     torch.manual_seed(0)
     for name, mx, K, P, N, Cc, H, W in PROBLEMS:
         x = torch.randn(N, Cc, H, W, device="cuda")
@@ -224,9 +231,16 @@ def main():
         rows = []
         variants = []
         WO = W + 2 * P - K + 1
-        for RH in (8, 16):
-            for G in (1, 2, 4):
-                for BW in (triton.next_power_of_2(WO),):
+        BW = triton.next_power_of_2(WO)
+        if walk:  # how far a tile walks down its plane: halo rows re-read per tile against registers
+            for RH in (8, 16, 32, 64, 128):
+                for G in (1, 2, 4):
+                    for loop in (False, True):
+                        if RH <= 32 or loop:
+                            variants.append(("chunked", dict(RH=RH, BW=BW, G=G, V=4, loop=loop), None))
+        else:
+            for RH in (8, 16):
+                for G in (1, 2, 4):
                     variants.append(("shifted", dict(RH=RH, BW=BW, G=G), None))
                     for V in (4, 8):
                         variants.append(("chunked", dict(RH=RH, BW=BW, G=G, V=V), None))
@@ -259,7 +273,7 @@ def main():
         rows.sort(key=lambda r: r[0])
         best = {}
         for ms, kind, kw, warps in rows:
-            best.setdefault(kind, ms)
+            best.setdefault(f"{kind} RH={kw['RH']}{' loop' if kw.get('loop') else ''}" if walk else kind, ms)
         for ms, kind, kw, warps in rows[:12]:
             print(f"  {ms:.4f} ms  {ms / copy_ms:.2f}x copy  {floor_bytes / ms / 1e6:.0f} GB/s  {kind} {kw} warps={warps}")
         print("  best per form: " + ", ".join(f"{k} {v:.4f} ms" for k, v in best.items()), flush=True)

@@ -189,7 +189,7 @@ TEST(SinglePass, RowLengthFromTheLaunchesWhenTheKernelDoesNotFixIt) {
 
 }  // namespace
 
-TEST(SinglePass, FastExpVariantsOfTheOneRowInstancesSwapOnlyTheExp) {
+TEST(SinglePass, FastExpVariantsOfTheFewRowInstancesSwapOnlyTheExp) {
   auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/alibi_softmax_bf16_small");
   agents::KernelProfile p;
   p.kernel = &b->graphs[0]->kernels.at(0);
@@ -207,9 +207,9 @@ TEST(SinglePass, FastExpVariantsOfTheOneRowInstancesSwapOnlyTheExp) {
     auto it = std::find_if(cands.begin(), cands.end(), [&](const agents::Candidate& o) { return o.description == twin; });
     ASSERT_NE(it, cands.end()) << twin;
     EXPECT_EQ(std::regex_replace(it->source, std::regex(R"(\blibdevice\.exp\()"), "tl.exp("), c.source);
-    EXPECT_EQ(c.config["XBLOCK"], 1) << c.description;
+    EXPECT_LE(c.config["XBLOCK"].get<int64_t>(), 2) << c.description;
     EXPECT_LE(c.config["num_warps"].get<int>(), 4) << c.description;
     EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
   }
-  EXPECT_EQ(fast, 2u);  // rows of 64: one row per program at one and two warps
+  EXPECT_EQ(fast, 5u);  // rows of 64: one row per program at one and two warps, two at one, two and four
 }

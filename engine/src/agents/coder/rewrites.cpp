@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "agents/coder/one_plus.h"
 #include "agents/coder/pin_config.h"
 #include "agents/coder/source_edit.h"
 #include "agents/coder/single_pass.h"
@@ -233,6 +234,12 @@ std::vector<Candidate> candidates(const KernelProfile& k, std::string* why) {
   auto st = loop_stages(k.kernel->source, k.kernel->name, &reason);
   for (auto& [d, s] : st) add(d, s);
   if (st.empty()) declined.push_back(reason);
+  reason.clear();
+  if (auto op = one_plus(k.kernel->source, k.kernel->name, &reason))
+    add(fmt::format("one plus: GELU's 1 + erf(x) ({}) and 1 + tanh(x) ({}) in branch-free closed forms", op->erf,
+                    op->tanh),
+        op->source);
+  else declined.push_back(reason);
   reason.clear();
   // Reductions only: their rows (a split reduction's partial rows above all) may sit in memory in
   // another order than their numbering; a pointwise kernel's x is its contiguous output.

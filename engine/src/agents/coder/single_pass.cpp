@@ -418,13 +418,14 @@ std::vector<Candidate> single_pass_candidates(const KernelProfile& k, std::strin
       out.push_back(std::move(c));
     }
   // Fast exp: libdevice's accurate exp (Inductor's, where fast math is off) as tl.exp (ex2.approx,
-  // what the templates use), for the one-row-per-program instances: per-element arithmetic is what
-  // bounds those (the fused ALiBi softmax's kernel 0.875 -> 0.764 ms in the H200 suite run).
+  // what the templates use), for the instances of one or two rows per program over at most four
+  // warps: per-element arithmetic is what bounds those (the fused ALiBi softmax's kernel 0.875 ->
+  // 0.764 ms in the H200 suite run; the padded-mask softmax's best plain instance has two rows).
   // Not bit-equal: G2 and G3 judge it by the tolerances, like any candidate.
   std::vector<Candidate> fast;
   for (const Candidate& c : out) {
-    bool one_row = c.config["XBLOCK"] == 1 && c.config["num_warps"].get<int>() <= 4;
-    if (!one_row || c.source.find("libdevice.exp(") == std::string::npos) continue;
+    bool few_rows = c.config["XBLOCK"].get<int64_t>() <= 2 && c.config["num_warps"].get<int>() <= 4;
+    if (!few_rows || c.source.find("libdevice.exp(") == std::string::npos) continue;
     Candidate f = c;
     static const std::regex exp_call(R"(\blibdevice\.exp\()");
     f.source = std::regex_replace(c.source, exp_call, "tl.exp(");

@@ -1,0 +1,28 @@
+// GELU's `1 + erf(x)` and `1 + tanh(x)` (Inductor's exact and tanh-approximate GELU) in branch-free
+// closed forms of the sum itself, for kernels bound by their per-element arithmetic (a bf16 GELU
+// epilogue: libdevice's erf evaluates one of two polynomials per lane, and a warp whose inputs
+// straddle |x| = 1 runs both):
+//     1 + erf(x)  = erfc(-x)        = where(x >= 0, 2 - c, c), c = erfc(|x|)
+//     1 + tanh(x) = 2 sigmoid(2x)   = 2 / (1 + exp(-2x))
+// with erfc(|x|) by the Chebyshev fit of Numerical Recipes (`erfcc`, fractional error below 1.2e-7
+// everywhere): written as the sum, not as 1 + (an erf near -1), the negative tail keeps its relative
+// accuracy, which the kernel's own form loses to the cancellation. Not bit-equal: G2 and G3 judge it
+// by the tolerances. Declines for float64 kernels (the fit is a float32-accuracy one).
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace kopt::agents::rewrites {
+
+struct OnePlus {
+  std::string source;
+  int erf = 0, tanh = 0;  // sums rewritten
+};
+
+// Only where an erf's (tanh's) value is used solely as `V + one` or `one + V`, with `one` a
+// `tl.full(..., 1.0, ...)`: other uses would need the function itself, which these forms do not give
+// to float32 relative accuracy near 0.
+std::optional<OnePlus> one_plus(const std::string& source, const std::string& name, std::string* why);
+
+}  // namespace kopt::agents::rewrites
