@@ -17,7 +17,10 @@ overlaps another's reductions; a 32K bf16 row measured 1.35x its floor that way 
           pass are read first again, so part of a row still finds L2 when the rows in flight outgrow it
           (a 50K bf16 row at four programs per SM: 528 rows x 100 KB in flight, more than the 50 MB L2)
 
-Usage: python3 benchmarks/long_rows.py [turns|reverse]  (prints ms, GB/s and registers/spills per variant and shape;
+  prefetch two_pass with the next chunk's load issued before the current chunk is reduced (first
+          pass) or written (second), so one program overlaps its own loads with its arithmetic
+
+Usage: python3 benchmarks/long_rows.py [turns|reverse|prefetch]  (prints ms, GB/s and registers/spills per variant and shape;
 `turns`: only the bounded-grid two-pass variants, on LLM-vocabulary rows)
 """
 import torch
@@ -144,6 +147,75 @@ def reverse_rows(x_ptr, y_ptr, n, CB: tl.constexpr, LOG: tl.constexpr):
         tl.store(y_ptr + row * n + cols, y.to(y_ptr.dtype.element_ty), k)
 
 
+@triton.jit
+def prefetch_rows(x_ptr, y_ptr, n, CB: tl.constexpr, LOG: tl.constexpr, REV: tl.constexpr):
+    """two_pass (REV: its second pass last chunk first) with each pass's next chunk loaded before the
+    current one is reduced or written: one program keeps a load in flight through its own arithmetic."""
+    row = tl.program_id(0).to(tl.int64)
+    base = x_ptr + row * n
+    m = float("-inf")
+    s = 0.0
+    r = tl.arange(0, CB)
+    nxt = tl.load(base + r, r < n, other=float("-inf"), eviction_policy="evict_last")
+    for c0 in tl.range(0, n, CB):
+        x = nxt.to(tl.float32)
+        cn = c0 + CB + r
+        nxt = tl.load(base + cn, cn < n, other=float("-inf"), eviction_policy="evict_last")
+        mn = tl.maximum(m, tl.max(x, 0))
+        sm = tl.where(mn == float("-inf"), 0.0, mn)
+        s = s * tl.exp(m - sm) + tl.sum(tl.exp(x - sm), 0)
+        m = mn
+    ls = tl.log(s)
+    last = (n - 1) // CB * CB
+    first = last if REV else 0
+    nxt = tl.load(base + first + r, first + r < n, other=float("-inf"), eviction_policy="evict_first")
+    for i in tl.range(0, n, CB):
+        c = (last - i) if REV else i
+        x = nxt.to(tl.float32)
+        cn = (c - CB if REV else c + CB) + r
+        nxt = tl.load(base + cn, (cn >= 0) & (cn < n), other=float("-inf"), eviction_policy="evict_first")
+        y = (x - m) - ls if LOG else tl.exp(x - m) / s
+        tl.store(y_ptr + row * n + c + r, y.to(y_ptr.dtype.element_ty), c + r < n)
+
+
+def prefetch_only():
+    """The two passes with and without the next chunk's load issued ahead, on the suite's long rows."""
+    torch.manual_seed(0)
+    src = torch.randn(1 << 27, device="cuda")
+    dst = torch.empty_like(src)
+    copy_ms = do_bench(lambda: dst.copy_(src), warmup=50, rep=300, return_mode="median")
+    rate = src.numel() * 8 / copy_ms / 1e6  # GB/s
+    print(f"copy {rate:.0f} GB/s")
+    for rows, cols, dtype, log in [(8192, 50304, torch.bfloat16, False), (1024, 128256, torch.bfloat16, True),
+                                   (4096, 32000, torch.bfloat16, True), (2048, 32768, torch.float32, False)]:
+        x = torch.randn(rows, cols, device="cuda", dtype=dtype) * 3
+        want = (torch.log_softmax if log else torch.softmax)(x.float(), -1)
+        moved = 2 * x.numel() * x.element_size()
+        print(f"{rows}x{cols} {str(dtype)[6:]} {'log_softmax' if log else 'softmax'} (row {cols * x.element_size() >> 10} KB)"
+              f" floor {moved / rate / 1e3:.4f} ms", flush=True)
+        res = []
+        for cb, w in [(2048, 4), (4096, 8), (4096, 16), (8192, 16), (8192, 32), (16384, 32), (32768, 32)]:
+            for name in ("plain", "plain-rev", "prefetch", "prefetch-rev"):
+                y = torch.empty_like(x)
+                rev = name.endswith("rev")
+                if name.startswith("plain"):
+                    kern, extra = (reverse_rows, {}) if rev else (two_pass_rows, dict(KEEP=True))
+                else:
+                    kern, extra = prefetch_rows, dict(REV=rev)
+                run = lambda: kern[(rows,)](x, y, cols, CB=cb, LOG=log, num_warps=w, **extra)
+                try:
+                    k = run()
+                except Exception as e:  # a variant that does not compile at this size
+                    print(f"  {name} CB={cb} warps={w} failed: {str(e).splitlines()[0][:100]}")
+                    continue
+                err = (y.float() - want).abs().max().item()
+                ms = do_bench(run, warmup=20, rep=200, return_mode="median")
+                res.append((ms, f"  {name:12s} CB={cb:5d} warps={w:2d} {ms:.4f} ms {ms / (moved / rate / 1e3):.2f}x floor "
+                                f"regs={k.n_regs} spills={k.n_spills} max_err={err:.2e}"))
+        for _, line in sorted(res)[:10]:
+            print(line, flush=True)
+
+
 def reverse_only():
     """Two passes, the second forward (the template's) or last chunk first, on long rows."""
     torch.manual_seed(0)
@@ -242,4 +314,4 @@ def main():
 
 if __name__ == "__main__":
     import sys
-    {"turns": turns_only, "reverse": reverse_only}.get(sys.argv[1] if sys.argv[1:] else "", main)()
+    {"turns": turns_only, "reverse": reverse_only, "prefetch": prefetch_only}.get(sys.argv[1] if sys.argv[1:] else "", main)()

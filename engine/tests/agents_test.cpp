@@ -250,17 +250,23 @@ TEST(RowSoftmaxTemplate, DeclinesWhatItDoesNotHandle) {
     return c.description.starts_with("row softmax two passes, CB=32768") &&
            c.description.find("num_warps=32") != std::string::npos;
   }));
-  // Rows of 48K+ also get the second pass last chunk first, at every chunk size.
-  size_t reversed = 0;
+  // Rows of 48K+ also get the second pass last chunk first, and both directions with the next chunk
+  // prefetched, at every chunk size.
+  size_t reversed = 0, prefetched = 0;
   for (const auto& c : long_rows) {
-    bool rev = c.description.starts_with("row softmax two passes (the second last chunk first), CB=");
-    EXPECT_TRUE(rev || c.description.starts_with("row softmax two passes, CB=")) << c.description;
-    EXPECT_EQ(c.source.find("cols = (last - c0) + tl.arange(0, CB)") != std::string::npos, rev) << c.description;
+    bool pre = c.description.find(", the next chunk prefetched, CB=") != std::string::npos;
+    bool rev = c.description.starts_with("row softmax two passes (the second last chunk first), ");
+    EXPECT_TRUE(rev || c.description.starts_with("row softmax two passes, ")) << c.description;
+    if (pre) EXPECT_NE(c.source.find(rev ? "c = last - i" : "c = i\n"), std::string::npos) << c.description;
+    else EXPECT_EQ(c.source.find("cols = (last - c0) + tl.arange(0, CB)") != std::string::npos, rev) << c.description;
+    EXPECT_EQ(c.source.find("nxt = tl.load(") != std::string::npos, pre) << c.description;
     reversed += rev;
+    prefetched += pre;
     EXPECT_EQ(c.source.find("RB: tl.constexpr"), std::string::npos);
     EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
   }
   EXPECT_EQ(reversed * 2, long_rows.size());
+  EXPECT_EQ(prefetched * 2, long_rows.size());
   // A transposed (non-contiguous) input.
   json t = tensor({8192, 8192});
   t["stride"] = {1, 8192};

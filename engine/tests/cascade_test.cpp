@@ -262,6 +262,27 @@ TEST(CascadeWorker, SoftmaxSecondPassLastChunkFirstPassesTheCascadeOnTheCaptured
   expect_g1_to_g3_pass(*b, *p.kernel, it->source, 1);
 }
 
+TEST(CascadeWorker, SoftmaxPrefetchedChunksPassTheCascadeOnTheCapturedLongRows) {
+  // The same captured 50304-wide bf16 rows with both prefetched forms (each chunk's successor loaded
+  // before the chunk is reduced or written; the second pass forward and last chunk first): the
+  // prefetch past either end of the row is masked off, and both pass G1-G3 through the interpreter.
+  using kopt::testing::tensor;
+  using kopt::testing::value;
+  auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/softmax_rows_50k_small");
+  agents::KernelProfile p = first_kernel(*b, {tensor({4, 50304}, "bfloat16"), tensor({4, 50304}, "bfloat16"),
+                                              value(4), value(50304)});
+  std::string why;
+  auto cands = agents::templates::instantiate(p, &why);
+  for (const char* d : {"row softmax two passes, the next chunk prefetched, CB=4096,",
+                        "row softmax two passes (the second last chunk first), the next chunk prefetched, CB=4096,"}) {
+    auto it = std::find_if(cands.begin(), cands.end(),
+                           [&](const agents::Candidate& c) { return c.description.starts_with(d); });
+    ASSERT_NE(it, cands.end()) << d << why;
+    EXPECT_NE(it->source.find("(cn >= 0) & (cn < r0_numel) & live"), std::string::npos);
+    expect_g1_to_g3_pass(*b, *p.kernel, it->source, 1);
+  }
+}
+
 TEST(CascadeWorker, SoftmaxRowsInTurnPassesTheCascadeOnTheCapturedSoftmax) {
   // The captured looped softmax (rows of 8192 fp32, scaled down to 512 rows) with the template's
   // rows-in-turn variant (each program takes XBLOCK rows in a pipelined loop): it runs on the

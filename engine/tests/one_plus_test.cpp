@@ -68,3 +68,23 @@ TEST(OnePlus, LeavesAnErfUsedOtherwiseAndFloat64Kernels) {
   EXPECT_FALSE(agents::rewrites::one_plus(f64, k.name, &why));
   EXPECT_NE(why.find("float64"), std::string::npos) << why;
 }
+
+TEST(OnePlus, AKernelStoringOnlyBf16GetsTheRationalFit) {
+  auto b = corpus("linear_gelu_bf16");
+  const ir::Kernel& k = gelu(b);
+  std::string why;
+  auto out = agents::rewrites::one_plus(k.source, k.name, &why);
+  ASSERT_TRUE(out) << why;
+  EXPECT_TRUE(out->half_fit);
+  EXPECT_EQ(out->erf, 1);
+  // erfc(|v|) = P(|v|)^-16: four squarings and a reciprocal, no exp.
+  EXPECT_EQ(out->source.find("tl.exp("), std::string::npos) << out->source;
+  EXPECT_NE(out->source.find("_kopt_c0 = 1.0 / (_kopt_p0 * _kopt_p0)"), std::string::npos) << out->source;
+  EXPECT_NE(out->source.find("tmp8 = tl.where(tmp5 >= 0, 2.0 - _kopt_c0, _kopt_c0)"), std::string::npos);
+  EXPECT_TRUE(verify::run_g1(k, out->source).passed);
+  // The fp32 GELU keeps the exp form (its output has float32's precision).
+  auto f = corpus("gelu_scale");
+  auto f32 = agents::rewrites::one_plus(gelu(f).source, gelu(f).name, &why);
+  ASSERT_TRUE(f32) << why;
+  EXPECT_FALSE(f32->half_fit);
+}

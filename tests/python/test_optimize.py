@@ -83,9 +83,10 @@ def test_rerunning_the_same_job_measures_nothing_new(kernelopt_bin, tmp_path):
 
 
 def test_a_kernel_whose_candidates_all_fail_keeps_the_baseline_module(kernelopt_bin, tmp_path):
-    # A kernel that is only correct for its own launch config: every config candidate fails to compile.
+    # A kernel that is only correct for its own launch config: every config candidate fails to compile
+    # (and no source rewrite applies to it: a rewrite keeps the kernel's own configs).
     bundle = tmp_path / "strict"
-    shutil.copytree(CORPUS / "gelu_scale", bundle)
+    shutil.copytree(CORPUS / "sigmoid_residual", bundle)
     module = bundle / "module_0.py"
     text = module.read_text()
     assert text.count("    xnumel = 65536\n") == 1

@@ -171,20 +171,23 @@ def test_a_kernel_without_a_rewrite_is_declined_with_reasons(kernelopt_bin, tmp_
 GELU_KERNELS = [("gelu_scale", "triton_poi_fused_add_gelu_mul_0"), ("linear_gelu_bf16", "triton_poi_fused_gelu_0")]
 
 
-def one_plus_rewrite(kernelopt_bin, bundle, kernel, out):
+def one_plus_rewrite(kernelopt_bin, bundle, kernel, out, half=False):
     cands = [c for c in rewrites_of(kernelopt_bin, bundle, kernel, out) if c["description"].startswith("one plus")]
+    fit = ", the half-precision fit" if half else ""
     assert [c["description"] for c in cands] == [
-        "one plus: GELU's 1 + erf(x) (1) and 1 + tanh(x) (0) in branch-free closed forms"]
+        f"one plus: GELU's 1 + erf(x) (1{fit}) and 1 + tanh(x) (0) in branch-free closed forms"]
     return cands[0]["file"]
 
 
 @pytest.mark.parametrize("name,kernel", GELU_KERNELS)
 def test_one_plus_erf_gelu_passes_the_gates(kernelopt_bin, tmp_path, name, kernel):
     """Inductor's exact GELU (fp32 with a scale and bias; bf16 after a cuBLAS GEMM) with 1 + erf(x) as
-    erfc(-x) in a branch-free closed form: no libdevice call left, G1-G3 passed in CPU mode."""
-    path = one_plus_rewrite(kernelopt_bin, CORPUS / name, kernel, tmp_path / "rewrites")
+    erfc(-x) in a branch-free closed form, the exp-based fit for the fp32 output and the rational one
+    (no exp) for the bf16 one: no libdevice call left, G1-G3 passed in CPU mode."""
+    half = "bf16" in name
+    path = one_plus_rewrite(kernelopt_bin, CORPUS / name, kernel, tmp_path / "rewrites", half)
     src = open(path).read()
-    assert "libdevice.erf(" not in src and src.count("tl.exp(") == 1 and "tl.where(" in src
+    assert "libdevice.erf(" not in src and src.count("tl.exp(") == (0 if half else 1) and "tl.where(" in src
     verify(kernelopt_bin, CORPUS / name, kernel, path, tmp_path)
 
 
@@ -370,3 +373,25 @@ def test_one_plus_tanh_is_the_tanh_gelu_on_special_values_and_both_tails(kernelo
     fin = ~torch.isnan(want) & torch.isfinite(want)
     assert got[1] == float("inf") and got[0] == 0.0 and got[5] == want[5]
     assert ((got[fin] - want[fin]).abs() <= 2 ** -7 * want[fin].abs() + 1e-30).all()  # 1e-30: float32's range
+
+
+def test_one_plus_half_fit_is_gelu_within_the_bf16_output_and_the_fits_bound(kernelopt_bin, tmp_path):
+    """The captured bf16 GELU with 1 + erf by Abramowitz-Stegun 7.1.28 against float64 on 0, +-inf, NaN and
+    a sweep: NaN where GELU is NaN, +inf at +inf, and elsewhere within one bf16 ulp of the value plus
+    the fit's absolute 3e-7 scaled by x / 2 (what 1 + erf's error becomes in x / 2 * (1 + erf))."""
+    name, kernel = GELU_KERNELS[1]
+    fn = _entry_in_interpreter(one_plus_rewrite(kernelopt_bin, CORPUS / name, kernel, tmp_path / "rw", True), kernel,
+                               tmp_path)
+    n = 32768
+    x = torch.linspace(-12.0, 12.0, n, dtype=torch.float32)
+    x[:5] = torch.tensor([0.0, float("inf"), float("-inf"), float("nan"), -0.0])
+    x = x.to(torch.bfloat16)
+    buf = x.clone()
+    fn[(n // 1024,)](buf, n, XBLOCK=1024)
+    xd = x.double()
+    want = 0.5 * xd * torch.special.erfc(-(x.float() * 0.7071067811865476).double())
+    got = buf.double()
+    assert torch.equal(torch.isnan(got), torch.isnan(want))
+    assert got[1] == float("inf") and got[0] == 0.0 and got[4] == 0.0
+    fin = ~torch.isnan(want) & torch.isfinite(want)
+    assert ((got[fin] - want[fin]).abs() <= 2 ** -7 * want[fin].abs() + 1.6e-7 * xd[fin].abs()).all()

@@ -6,8 +6,10 @@
 //     1 + tanh(x) = 2 sigmoid(2x)   = 2 / (1 + exp(-2x))
 // with erfc(|x|) by the Chebyshev fit of Numerical Recipes (`erfcc`, fractional error below 1.2e-7
 // everywhere): written as the sum, not as 1 + (an erf near -1), the negative tail keeps its relative
-// accuracy, which the kernel's own form loses to the cancellation. Not bit-equal: G2 and G3 judge it
-// by the tolerances. Declines for float64 kernels (the fit is a float32-accuracy one).
+// accuracy, which the kernel's own form loses to the cancellation. A kernel that stores only half
+// precision (bf16 / fp16) gets Abramowitz-Stegun 7.1.28 instead, erfc(z) = P6(z)^-16 (absolute error
+// below 3e-7, no exp; three bf16 ulps at 1 are 2e-2). Not bit-equal: G2 and G3 judge either by the
+// tolerances. Declines for float64 kernels (both fits are float32-accuracy ones).
 #pragma once
 
 #include <optional>
@@ -18,6 +20,7 @@ namespace kopt::agents::rewrites {
 struct OnePlus {
   std::string source;
   int erf = 0, tanh = 0;  // sums rewritten
+  bool half_fit = false;  // erf by the half-precision (rational) fit
 };
 
 // Only where an erf's (tanh's) value is used solely as `V + one` or `one + V`, with `one` a

@@ -236,8 +236,8 @@ std::vector<Candidate> candidates(const KernelProfile& k, std::string* why) {
   if (st.empty()) declined.push_back(reason);
   reason.clear();
   if (auto op = one_plus(k.kernel->source, k.kernel->name, &reason))
-    add(fmt::format("one plus: GELU's 1 + erf(x) ({}) and 1 + tanh(x) ({}) in branch-free closed forms", op->erf,
-                    op->tanh),
+    add(fmt::format("one plus: GELU's 1 + erf(x) ({}{}) and 1 + tanh(x) ({}) in branch-free closed forms", op->erf,
+                    op->erf && op->half_fit ? ", the half-precision fit" : "", op->tanh),
         op->source);
   else declined.push_back(reason);
   reason.clear();

@@ -120,6 +120,50 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
                                 fmt::format("row {} two passes{}, CB={}, {}", k.family,
                                             reverse ? " (the second last chunk first)" : "", cb,
                                             describe_config(c))));
+      if (cols < 49152) continue;
+      // The same passes with each chunk's successor loaded before the chunk is reduced or written:
+      // a program keeps its next load in flight through its own arithmetic (H200, long_rows.py
+      // prefetch: bf16 8192x50304 softmax 0.526 ms against 0.553 reversed; 1024x128256 log-softmax
+      // 0.167 against 0.174 forward; 32K rows slower, so rows of 48K+ only).
+      std::string prefetched = std::string(
+          "def {name}({params}):\n"
+          "    # kernelopt template row_{fam}, two passes with the next chunk prefetched: a running max and sum\n") +
+          (reverse ? "    # over chunks of CB, then each chunk, last first, read again (from L2) and written; each pass\n"
+                   : "    # over chunks of CB, then each chunk read again (from L2) and written; each pass\n") +
+          "    # loads a chunk's successor before it reduces or writes the chunk.\n"
+          "    CB: tl.constexpr = {cb}\n"
+          "    row = tl.program_id(0){widen}\n"
+          "    base = row * r0_numel\n"
+          "    live = row < xnumel\n"
+          "    r = tl.arange(0, CB)\n"
+          "    m = float('-inf')\n"
+          "    s = 0.0\n"
+          "    nxt = tl.load({in} + base + r, (r < r0_numel) & live, other=float('-inf'), eviction_policy='evict_last')\n"
+          "    for c0 in tl.range(0, r0_numel, CB):\n"
+          "        x = nxt.to(tl.float32)\n"
+          "        cn = c0 + CB + r\n"
+          "        nxt = tl.load({in} + base + cn, (cn < r0_numel) & live, other=float('-inf'), eviction_policy='evict_last')\n"
+          "        mn = tl.maximum(m, tl.max(x, 0))\n"
+          "        sm = tl.where(mn == float('-inf'), 0.0, mn)\n"
+          "        s = s * tl.exp(m - sm) + tl.sum(tl.exp(x - sm), 0)\n"
+          "        m = mn\n"
+          "    last = (r0_numel - 1) // CB * CB\n" +
+          (reverse ? "    first = last\n" : "    first = 0\n") +
+          "    nxt = tl.load({in} + base + first + r, (first + r < r0_numel) & live, other=float('-inf'), eviction_policy='evict_first')\n"
+          "    for i in tl.range(0, r0_numel, CB):\n" +
+          (reverse ? "        c = last - i\n        cn = c - CB + r\n" : "        c = i\n        cn = c + CB + r\n") +
+          "        x = nxt.to(tl.float32)\n"
+          "        nxt = tl.load({in} + base + cn, (cn >= 0) & (cn < r0_numel) & live, other=float('-inf'), eviction_policy='evict_first')\n"
+          "        cols = c + r\n"
+          "        mask = (cols < r0_numel) & live\n"
+          "        y = {result2}\n"
+          "        tl.store({out} + base + cols, y.to({out}.dtype.element_ty), mask)\n";
+      std::string pre = render(prefetched, cb);
+      for (const json& c : cfgs)
+        outc.push_back(instance(ker, k.family, pre, c,
+                                fmt::format("row {} two passes{}, the next chunk prefetched, CB={}, {}", k.family,
+                                            reverse ? " (the second last chunk first)" : "", cb,
+                                            describe_config(c))));
     }
   }
   if (cols > kMaxSoftmaxRow) {
