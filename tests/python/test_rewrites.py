@@ -205,7 +205,7 @@ def test_one_plus_tanh_gelu_passes_the_gates(kernelopt_bin, tmp_path):
 
 
 def _entry_in_interpreter(path, name, tmp_path):
-    """The rewritten kernel's function alone, under a plain @triton.jit (the interpreter's, here)."""
+    """The rewritten kernel's function alone, under a plain @triton.jit (the interpreter's in CPU mode)."""
     import ast
     import importlib.util
     text = open(path).read()
@@ -231,7 +231,9 @@ def test_one_plus_erf_is_gelu_on_every_special_value_and_both_tails(kernelopt_bi
     x[:5] = torch.tensor([0.0, float("inf"), float("-inf"), float("nan"), -0.0])
     bias = torch.zeros(256, dtype=torch.float32)
     out = torch.empty(n, dtype=torch.float32)
-    fn[(n // 1024,)](x, bias, out, n, XBLOCK=1024)
+    dev = [t.to(DEVICE) for t in (x, bias, out)]  # the interpreter on the CPU; the compiled kernel in the GPU tier
+    fn[(n // 1024,)](*dev, n, XBLOCK=1024)
+    out = dev[2].cpu()
     xd = x.double()
     # GELU of the kernel's own float32 argument x * 0.70710678 (1 + erf(v) loses the tail even in float64).
     want = 0.5 * xd * torch.special.erfc(-(x * 0.7071067811865476).double()) * 0.75
@@ -364,7 +366,9 @@ def test_one_plus_tanh_is_the_tanh_gelu_on_special_values_and_both_tails(kernelo
     x[:7] = torch.tensor([0.0, float("inf"), float("-inf"), float("nan"), -0.0, 1e13, -1e13])
     x = x.to(torch.bfloat16)
     out = torch.empty(n, dtype=torch.bfloat16)
-    fn[(n // 1024,)](x, out, n, XBLOCK=1024)
+    dev = [t.to(DEVICE) for t in (x, out)]
+    fn[(n // 1024,)](*dev, n, XBLOCK=1024)
+    out = dev[1].cpu()
     xd = x.double()
     u = 0.7978845608028654 * (xd + 0.044715 * xd ** 3)
     want = 0.5 * xd * 2 * torch.sigmoid(2 * u)  # 1 + tanh(u) in float64 loses the tail below x = -9
@@ -386,8 +390,9 @@ def test_one_plus_half_fit_is_gelu_within_the_bf16_output_and_the_fits_bound(ker
     x = torch.linspace(-12.0, 12.0, n, dtype=torch.float32)
     x[:5] = torch.tensor([0.0, float("inf"), float("-inf"), float("nan"), -0.0])
     x = x.to(torch.bfloat16)
-    buf = x.clone()
+    buf = x.clone().to(DEVICE)
     fn[(n // 1024,)](buf, n, XBLOCK=1024)
+    buf = buf.cpu()
     xd = x.double()
     want = 0.5 * xd * torch.special.erfc(-(x.float() * 0.7071067811865476).double())
     got = buf.double()
