@@ -192,7 +192,7 @@ def prefetch_only():
         want = (torch.log_softmax if log else torch.softmax)(x.float(), -1)
         moved = 2 * x.numel() * x.element_size()
         print(f"{rows}x{cols} {str(dtype)[6:]} {'log_softmax' if log else 'softmax'} (row {cols * x.element_size() >> 10} KB)"
-              f" floor {moved / rate / 1e3:.4f} ms", flush=True)
+              f" floor {moved / rate / 1e6:.4f} ms", flush=True)
         res = []
         for cb, w in [(2048, 4), (4096, 8), (4096, 16), (8192, 16), (8192, 32), (16384, 32), (32768, 32)]:
             for name in ("plain", "plain-rev", "prefetch", "prefetch-rev"):
@@ -210,7 +210,7 @@ def prefetch_only():
                     continue
                 err = (y.float() - want).abs().max().item()
                 ms = do_bench(run, warmup=20, rep=200, return_mode="median")
-                res.append((ms, f"  {name:12s} CB={cb:5d} warps={w:2d} {ms:.4f} ms {ms / (moved / rate / 1e3):.2f}x floor "
+                res.append((ms, f"  {name:12s} CB={cb:5d} warps={w:2d} {ms:.4f} ms {ms / (moved / rate / 1e6):.2f}x floor "
                                 f"regs={k.n_regs} spills={k.n_spills} max_err={err:.2e}"))
         for _, line in sorted(res)[:10]:
             print(line, flush=True)
@@ -231,7 +231,7 @@ def reverse_only():
         want = (torch.log_softmax if log else torch.softmax)(x.float(), -1)
         moved = 2 * x.numel() * x.element_size()
         print(f"{rows}x{cols} {str(dtype)[6:]} {'log_softmax' if log else 'softmax'} (row {cols * x.element_size() >> 10} KB)"
-              f" floor {moved / rate / 1e3:.4f} ms")
+              f" floor {moved / rate / 1e6:.4f} ms")
         for cb, w in [(4096, 8), (4096, 16), (8192, 16), (8192, 32), (16384, 32), (32768, 32)]:
             for name, kern in [("forward", two_pass_rows), ("reverse", reverse_rows)]:
                 y = torch.empty_like(x)
@@ -241,7 +241,7 @@ def reverse_only():
                 err = (y.float() - want).abs().max().item()
                 ms = do_bench(run, warmup=20, rep=200, return_mode="median")
                 print(f"  {name} CB={cb:5d} warps={w:2d} {ms:.4f} ms {moved / ms / 1e6:5.0f} GB/s "
-                      f"{ms / (moved / rate / 1e3):.2f}x floor regs={k.n_regs} max_err={err:.2e}")
+                      f"{ms / (moved / rate / 1e6):.2f}x floor regs={k.n_regs} max_err={err:.2e}")
 
 
 def turns_only():
