@@ -147,6 +147,17 @@ def reverse_rows(x_ptr, y_ptr, n, CB: tl.constexpr, LOG: tl.constexpr):
         tl.store(y_ptr + row * n + cols, y.to(y_ptr.dtype.element_ty), k)
 
 
+def _copy_rate():
+    """GB/s of a 512 MiB device copy (read and write), the floors' bandwidth; seeds the generator."""
+    torch.manual_seed(0)
+    src = torch.randn(1 << 27, device="cuda")
+    dst = torch.empty_like(src)
+    copy_ms = do_bench(lambda: dst.copy_(src), warmup=50, rep=300, return_mode="median")
+    rate = src.numel() * 8 / copy_ms / 1e6
+    print(f"copy {rate:.0f} GB/s")
+    return rate
+
+
 @triton.jit
 def prefetch_rows(x_ptr, y_ptr, n, CB: tl.constexpr, LOG: tl.constexpr, REV: tl.constexpr):
     """two_pass (REV: its second pass last chunk first) with each pass's next chunk loaded before the
@@ -180,12 +191,7 @@ def prefetch_rows(x_ptr, y_ptr, n, CB: tl.constexpr, LOG: tl.constexpr, REV: tl.
 
 def prefetch_only():
     """The two passes with and without the next chunk's load issued ahead, on the suite's long rows."""
-    torch.manual_seed(0)
-    src = torch.randn(1 << 27, device="cuda")
-    dst = torch.empty_like(src)
-    copy_ms = do_bench(lambda: dst.copy_(src), warmup=50, rep=300, return_mode="median")
-    rate = src.numel() * 8 / copy_ms / 1e6  # GB/s
-    print(f"copy {rate:.0f} GB/s")
+    rate = _copy_rate()
     for rows, cols, dtype, log in [(8192, 50304, torch.bfloat16, False), (1024, 128256, torch.bfloat16, True),
                                    (4096, 32000, torch.bfloat16, True), (2048, 32768, torch.float32, False)]:
         x = torch.randn(rows, cols, device="cuda", dtype=dtype) * 3
@@ -218,12 +224,7 @@ def prefetch_only():
 
 def reverse_only():
     """Two passes, the second forward (the template's) or last chunk first, on long rows."""
-    torch.manual_seed(0)
-    src = torch.randn(1 << 27, device="cuda")
-    dst = torch.empty_like(src)
-    copy_ms = do_bench(lambda: dst.copy_(src), warmup=50, rep=300, return_mode="median")
-    rate = src.numel() * 8 / copy_ms / 1e6  # GB/s
-    print(f"copy {rate:.0f} GB/s")
+    rate = _copy_rate()
     for rows, cols, dtype, log in [(8192, 50304, torch.bfloat16, False), (1024, 128256, torch.bfloat16, True),
                                    (4096, 32000, torch.bfloat16, True), (2048, 32768, torch.float32, False),
                                    (4096, 65536, torch.bfloat16, False)]:

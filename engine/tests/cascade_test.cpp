@@ -45,6 +45,13 @@ agents::KernelProfile first_kernel(const ir::Bundle& b, const json& args) {
   return p;
 }
 
+// The captured 50304-wide bf16 softmax (tests/python/data/softmax_rows_50k_small, 4 rows) on its launch.
+agents::KernelProfile rows_50k_profile(const ir::Bundle& b) {
+  using kopt::testing::tensor;
+  using kopt::testing::value;
+  return first_kernel(b, {tensor({4, 50304}, "bfloat16"), tensor({4, 50304}, "bfloat16"), value(4), value(50304)});
+}
+
 // `source` through the cascade on the CPU worker: accepted, with G1-G3 passed (G4 is not measured).
 verify::CascadeResult expect_g1_to_g3_pass(const ir::Bundle& b, const ir::Kernel& k, const std::string& source,
                                            int seeds) {
@@ -247,11 +254,8 @@ TEST(CascadeWorker, SoftmaxSecondPassLastChunkFirstPassesTheCascadeOnTheCaptured
   // The softmax Inductor wrote for 8192 rows of 50304 bf16 on the H200, scaled down to 4 rows: the
   // two-pass schedule whose second pass takes the chunks last to first (the last chunk partial,
   // 50304 = 12 x 4096 + 1152) passes G1-G3 through the interpreter on the bundle's own launch.
-  using kopt::testing::tensor;
-  using kopt::testing::value;
   auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/softmax_rows_50k_small");
-  agents::KernelProfile p = first_kernel(*b, {tensor({4, 50304}, "bfloat16"), tensor({4, 50304}, "bfloat16"),
-                                              value(4), value(50304)});
+  agents::KernelProfile p = rows_50k_profile(*b);
   std::string why;
   auto cands = agents::templates::instantiate(p, &why);
   auto it = std::find_if(cands.begin(), cands.end(), [](const agents::Candidate& c) {
@@ -266,11 +270,8 @@ TEST(CascadeWorker, SoftmaxPrefetchedChunksPassTheCascadeOnTheCapturedLongRows) 
   // The same captured 50304-wide bf16 rows with both prefetched forms (each chunk's successor loaded
   // before the chunk is reduced or written; the second pass forward and last chunk first): the
   // prefetch past either end of the row is masked off, and both pass G1-G3 through the interpreter.
-  using kopt::testing::tensor;
-  using kopt::testing::value;
   auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/softmax_rows_50k_small");
-  agents::KernelProfile p = first_kernel(*b, {tensor({4, 50304}, "bfloat16"), tensor({4, 50304}, "bfloat16"),
-                                              value(4), value(50304)});
+  agents::KernelProfile p = rows_50k_profile(*b);
   std::string why;
   auto cands = agents::templates::instantiate(p, &why);
   for (const char* d : {"row softmax two passes, the next chunk prefetched, CB=4096,",

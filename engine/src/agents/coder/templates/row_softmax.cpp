@@ -15,6 +15,15 @@ using nlohmann::json;
 
 namespace {
 
+// The two-pass schedules' first-pass step: chunk `x` folded into the running max `m` and sum `s`. A
+// chunk whose elements are all -inf so far keeps the sum at 0 (the shift `sm` is 0 there, not
+// -inf - -inf).
+constexpr const char* kRunningMaxSum =
+    "        mn = tl.maximum(m, tl.max(x, 0))\n"
+    "        sm = tl.where(mn == float('-inf'), 0.0, mn)\n"
+    "        s = s * tl.exp(m - sm) + tl.sum(tl.exp(x - sm), 0)\n"
+    "        m = mn\n";
+
 bool contiguous_rows(const json& t, int64_t rows, int64_t cols) {
   if (!is_contiguous(t) || t["shape"].empty() || t["shape"].back().get<int64_t>() != cols) return false;
   int64_t numel = 1;
@@ -103,10 +112,7 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
           "        cols = c0 + tl.arange(0, CB)\n"
           "        mask = (cols < r0_numel) & (row < xnumel)\n"
           "        x = tl.load({in} + base + cols, mask, other=float('-inf'), eviction_policy='evict_last').to(tl.float32)\n"
-          "        mn = tl.maximum(m, tl.max(x, 0))\n"
-          "        sm = tl.where(mn == float('-inf'), 0.0, mn)\n"
-          "        s = s * tl.exp(m - sm) + tl.sum(tl.exp(x - sm), 0)\n"
-          "        m = mn\n" +
+          + kRunningMaxSum +
           (reverse ? "    last = (r0_numel - 1) // CB * CB\n" : "") +
           "    for c0 in tl.range(0, r0_numel, CB):\n" +
           (reverse ? "        cols = (last - c0) + tl.arange(0, CB)\n" : "        cols = c0 + tl.arange(0, CB)\n") +
@@ -114,12 +120,14 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
           "        x = tl.load({in} + base + cols, mask, other=float('-inf'), eviction_policy='evict_first').to(tl.float32)\n"
           "        y = {result2}\n"
           "        tl.store({out} + base + cols, y.to({out}.dtype.element_ty), mask)\n";
-      std::string source = render(text, cb);
-      for (const json& c : cfgs)
-        outc.push_back(instance(ker, k.family, source, c,
-                                fmt::format("row {} two passes{}, CB={}, {}", k.family,
-                                            reverse ? " (the second last chunk first)" : "", cb,
-                                            describe_config(c))));
+      auto offer = [&](const std::string& source, const char* what) {
+        for (const json& c : cfgs)
+          outc.push_back(instance(ker, k.family, source, c,
+                                  fmt::format("row {} two passes{}{}, CB={}, {}", k.family,
+                                              reverse ? " (the second last chunk first)" : "", what, cb,
+                                              describe_config(c))));
+      };
+      offer(render(text, cb), "");
       if (cols < 49152) continue;
       // The same passes with each chunk's successor loaded before the chunk is reduced or written:
       // a program keeps its next load in flight through its own arithmetic (H200, long_rows.py
@@ -143,10 +151,7 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
           "        x = nxt.to(tl.float32)\n"
           "        cn = c0 + CB + r\n"
           "        nxt = tl.load({in} + base + cn, (cn < r0_numel) & live, other=float('-inf'), eviction_policy='evict_last')\n"
-          "        mn = tl.maximum(m, tl.max(x, 0))\n"
-          "        sm = tl.where(mn == float('-inf'), 0.0, mn)\n"
-          "        s = s * tl.exp(m - sm) + tl.sum(tl.exp(x - sm), 0)\n"
-          "        m = mn\n"
+          + kRunningMaxSum +
           "    last = (r0_numel - 1) // CB * CB\n" +
           (reverse ? "    first = last\n" : "    first = 0\n") +
           "    nxt = tl.load({in} + base + first + r, (first + r < r0_numel) & live, other=float('-inf'), eviction_policy='evict_first')\n"
@@ -158,12 +163,7 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
           "        mask = (cols < r0_numel) & live\n"
           "        y = {result2}\n"
           "        tl.store({out} + base + cols, y.to({out}.dtype.element_ty), mask)\n";
-      std::string pre = render(prefetched, cb);
-      for (const json& c : cfgs)
-        outc.push_back(instance(ker, k.family, pre, c,
-                                fmt::format("row {} two passes{}, the next chunk prefetched, CB={}, {}", k.family,
-                                            reverse ? " (the second last chunk first)" : "", cb,
-                                            describe_config(c))));
+      offer(render(prefetched, cb), ", the next chunk prefetched");
     }
   }
   if (cols > kMaxSoftmaxRow) {
