@@ -27,7 +27,7 @@ TEST(OnePlus, RewritesTheExactGeluSumAndPassesG1) {
   auto b = corpus("gelu_scale");
   const ir::Kernel& k = gelu(b);
   std::string why;
-  auto out = agents::rewrites::one_plus(k.source, k.name, &why);
+  auto out = agents::rewrites::one_plus(k.source, k.name, agents::rewrites::stores_half_only(k), &why);
   ASSERT_TRUE(out) << why;
   EXPECT_EQ(out->erf, 1);
   EXPECT_EQ(out->tanh, 0);
@@ -44,7 +44,7 @@ TEST(OnePlus, RewritesTheTanhGeluSumAsTwiceASigmoid) {
   const ir::Kernel& k = gelu(b);
   std::string src = replaced(k.source, "libdevice.erf(tmp4)", "libdevice.tanh(tmp4)");
   std::string why;
-  auto out = agents::rewrites::one_plus(src, k.name, &why);
+  auto out = agents::rewrites::one_plus(src, k.name, false, &why);
   ASSERT_TRUE(out) << why;
   EXPECT_EQ(out->tanh, 1);
   EXPECT_NE(out->source.find("_kopt_s0 = 2.0 / (1.0 + tl.exp(-2.0 * tmp4))"), std::string::npos) << out->source;
@@ -58,14 +58,14 @@ TEST(OnePlus, LeavesAnErfUsedOtherwiseAndFloat64Kernels) {
   std::string why;
   // The erf also scaled on its own: its value is needed, so nothing is rewritten.
   std::string other = replaced(k.source, "tmp8 = tmp2 * tmp7", "tmp8 = tmp2 * tmp7 + tmp5");
-  EXPECT_FALSE(agents::rewrites::one_plus(other, k.name, &why));
+  EXPECT_FALSE(agents::rewrites::one_plus(other, k.name, false, &why));
   EXPECT_NE(why.find("used other than as 1 + value"), std::string::npos) << why;
   // Added to 2, not 1.
   std::string two = replaced(k.source, "tmp6 = tl.full([1], 1.0, tl.float32)", "tmp6 = tl.full([1], 2.0, tl.float32)");
-  EXPECT_FALSE(agents::rewrites::one_plus(two, k.name, &why));
+  EXPECT_FALSE(agents::rewrites::one_plus(two, k.name, false, &why));
   // A float64 kernel: the fit is a float32 one.
   std::string f64 = replaced(k.source, "'in_ptr0': '*fp32'", "'in_ptr0': '*fp64'");
-  EXPECT_FALSE(agents::rewrites::one_plus(f64, k.name, &why));
+  EXPECT_FALSE(agents::rewrites::one_plus(f64, k.name, false, &why));
   EXPECT_NE(why.find("float64"), std::string::npos) << why;
 }
 
@@ -73,7 +73,7 @@ TEST(OnePlus, AKernelStoringOnlyBf16GetsTheRationalFit) {
   auto b = corpus("linear_gelu_bf16");
   const ir::Kernel& k = gelu(b);
   std::string why;
-  auto out = agents::rewrites::one_plus(k.source, k.name, &why);
+  auto out = agents::rewrites::one_plus(k.source, k.name, agents::rewrites::stores_half_only(k), &why);
   ASSERT_TRUE(out) << why;
   EXPECT_TRUE(out->half_fit);
   EXPECT_EQ(out->erf, 1);
@@ -84,7 +84,8 @@ TEST(OnePlus, AKernelStoringOnlyBf16GetsTheRationalFit) {
   EXPECT_TRUE(verify::run_g1(k, out->source).passed);
   // The fp32 GELU keeps the exp form (its output has float32's precision).
   auto f = corpus("gelu_scale");
-  auto f32 = agents::rewrites::one_plus(gelu(f).source, gelu(f).name, &why);
+  EXPECT_FALSE(agents::rewrites::stores_half_only(gelu(f)));
+  auto f32 = agents::rewrites::one_plus(gelu(f).source, gelu(f).name, agents::rewrites::stores_half_only(gelu(f)), &why);
   ASSERT_TRUE(f32) << why;
   EXPECT_FALSE(f32->half_fit);
 }

@@ -1,13 +1,14 @@
 #include "agents/coder/one_plus.h"
 
+#include <algorithm>
 #include <map>
-#include <regex>
 #include <set>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "agents/coder/source_edit.h"
+#include "verify/outputs.h"
 
 namespace kopt::agents::rewrites {
 
@@ -25,25 +26,6 @@ constexpr const char* kErfcPoly =
 constexpr const char* kErfcRational =
     "1.0 + {z} * (0.0705230784 + {z} * (0.0422820123 + {z} * (0.0092705272 + {z} * (0.0001520143 + {z} * "
     "(0.0002765672 + {z} * 0.0000430638)))))";
-
-// Whether every pointer the kernel stores through is half precision (bf16 / fp16), by the signature
-// in its triton_meta: then an absolute error of 3e-7 in 1 + erf is far below what the output keeps.
-bool stores_half_only(const std::string& source, const Node* entry) {
-  std::map<std::string, std::string> dtype;  // parameter -> its signature type ("*bf16")
-  static const std::regex sig(R"('(\w+)': '(\*\w+)')");
-  for (auto it = std::sregex_iterator(source.begin(), source.end(), sig); it != std::sregex_iterator(); ++it)
-    dtype[(*it)[1]] = (*it)[2];
-  bool any = false, half = true;
-  walk(entry, [&](const Node* n) {
-    if (!is_tl_call(n, "store") || n->list("args").empty()) return;
-    const Node* p = n->list("args")[0];
-    while (p && p->is("BinOp")) p = p->child("left");
-    std::string t = p && p->is("Name") ? dtype[std::string(p->ident("id"))] : std::string();
-    any = true;
-    half = half && (t == "*bf16" || t == "*fp16");
-  });
-  return any && half;
-}
 
 // Calls `libdevice.<fn>(NAME)`: the function's name, or empty.
 std::string libdevice_fn(const Node* v) {
@@ -79,7 +61,18 @@ void walk_up(const Node* n, const Node* parent, const std::function<void(const N
 
 }  // namespace
 
-std::optional<OnePlus> one_plus(const std::string& source, const std::string& name, std::string* why) {
+bool stores_half_only(const ir::Kernel& k) {
+  std::vector<size_t> stored = verify::pointer_writes(k).stored;
+  std::vector<const ir::KernelParam*> runtime;
+  for (const ir::KernelParam& p : k.signature)
+    if (!p.is_constexpr) runtime.push_back(&p);
+  return !stored.empty() && std::all_of(stored.begin(), stored.end(), [&](size_t i) {
+    return i < runtime.size() && (runtime[i]->dtype == "*bf16" || runtime[i]->dtype == "*fp16");
+  });
+}
+
+std::optional<OnePlus> one_plus(const std::string& source, const std::string& name, bool half_outputs,
+                                std::string* why) {
   if (source.find("fp64") != std::string::npos || source.find("tl.float64") != std::string::npos) {
     say(why, "one plus: a float64 kernel");
     return std::nullopt;
@@ -125,7 +118,7 @@ std::optional<OnePlus> one_plus(const std::string& source, const std::string& na
   });
   std::vector<Edit> edits;
   OnePlus out;
-  out.half_fit = stores_half_only(source, ks->entry);
+  out.half_fit = half_outputs;
   int k = 0;
   for (const auto& [id, fn] : fns) {
     if (other_use.count(id) || !sums.count(id)) continue;
@@ -133,26 +126,25 @@ std::optional<OnePlus> one_plus(const std::string& source, const std::string& na
     std::string arg(stmt->child("value")->list("args")[0]->ident("id"));
     std::string ind(stmt->begin.col, ' ');
     std::string sum;
-    if (fn == "erf" && out.half_fit) {
-      // No exp: the H200 ran a bf16 GELU this way at 1.02x a copy's time (benchmarks/gelu_forms.py; the
-      // exp form 1.24x, libdevice 1.37x).
-      std::string z = fmt::format("_kopt_z{}", k), p = fmt::format("_kopt_p{}", k), c = fmt::format("_kopt_c{}", k);
-      edits.push_back({stmt->begin.offset, stmt->end.offset,
-                       fmt::format("{z} = tl.abs({a})\n{i}{p} = {poly}\n{i}{p} = {p} * {p}\n{i}{p} = {p} * {p}\n"
-                                   "{i}{p} = {p} * {p}\n{i}{c} = 1.0 / ({p} * {p})",
-                                   fmt::arg("z", z), fmt::arg("p", p), fmt::arg("c", c), fmt::arg("a", arg),
-                                   fmt::arg("i", ind),
-                                   fmt::arg("poly", fmt::format(fmt::runtime(kErfcRational), fmt::arg("z", z))))});
-      sum = fmt::format("tl.where({} >= 0, 2.0 - {}, {})", arg, c, c);
-      ++out.erf;
-    } else if (fn == "erf") {
-      std::string z = fmt::format("_kopt_z{}", k), t = fmt::format("_kopt_t{}", k), c = fmt::format("_kopt_c{}", k);
-      edits.push_back({stmt->begin.offset, stmt->end.offset,
-                       fmt::format("{z} = tl.abs({a})\n{i}{t} = 1.0 / (1.0 + 0.5 * {z})\n"
-                                   "{i}{c} = {t} * tl.exp(-{z} * {z} + {poly})",
-                                   fmt::arg("z", z), fmt::arg("t", t), fmt::arg("c", c), fmt::arg("a", arg),
-                                   fmt::arg("i", ind),
-                                   fmt::arg("poly", fmt::format(fmt::runtime(kErfcPoly), fmt::arg("t", t))))});
+    if (fn == "erf") {
+      // c = erfc(|arg|); the sum is 2 - c or c by the sign.
+      std::string z = fmt::format("_kopt_z{}", k), c = fmt::format("_kopt_c{}", k);
+      std::string lines;
+      if (half_outputs) {
+        // No exp: the H200 ran a bf16 GELU this way at 1.02x a copy's time (benchmarks/gelu_forms.py;
+        // the exp form 1.24x, libdevice 1.37x).
+        std::string p = fmt::format("_kopt_p{}", k);
+        lines = fmt::format("{i}{p} = {poly}\n{i}{p} = {p} * {p}\n{i}{p} = {p} * {p}\n{i}{p} = {p} * {p}\n"
+                            "{i}{c} = 1.0 / ({p} * {p})",
+                            fmt::arg("p", p), fmt::arg("c", c), fmt::arg("i", ind),
+                            fmt::arg("poly", fmt::format(fmt::runtime(kErfcRational), fmt::arg("z", z))));
+      } else {
+        std::string t = fmt::format("_kopt_t{}", k);
+        lines = fmt::format("{i}{t} = 1.0 / (1.0 + 0.5 * {z})\n{i}{c} = {t} * tl.exp(-{z} * {z} + {poly})",
+                            fmt::arg("z", z), fmt::arg("t", t), fmt::arg("c", c), fmt::arg("i", ind),
+                            fmt::arg("poly", fmt::format(fmt::runtime(kErfcPoly), fmt::arg("t", t))));
+      }
+      edits.push_back({stmt->begin.offset, stmt->end.offset, fmt::format("{} = tl.abs({})\n{}", z, arg, lines)});
       sum = fmt::format("tl.where({} >= 0, 2.0 - {}, {})", arg, c, c);
       ++out.erf;
     } else {

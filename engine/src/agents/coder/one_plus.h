@@ -15,6 +15,8 @@
 #include <optional>
 #include <string>
 
+#include "artifact/ir.h"
+
 namespace kopt::agents::rewrites {
 
 struct OnePlus {
@@ -25,7 +27,12 @@ struct OnePlus {
 
 // Only where an erf's (tanh's) value is used solely as `V + one` or `one + V`, with `one` a
 // `tl.full(..., 1.0, ...)`: other uses would need the function itself, which these forms do not give
-// to float32 relative accuracy near 0.
-std::optional<OnePlus> one_plus(const std::string& source, const std::string& name, std::string* why);
+// to float32 relative accuracy near 0. `half_outputs` (stores_half_only below) picks the erf fit.
+std::optional<OnePlus> one_plus(const std::string& source, const std::string& name, bool half_outputs,
+                                std::string* why);
+
+// Whether every pointer `k` stores through (verify::pointer_writes) is bf16 / fp16 in its signature:
+// then an absolute error of 3e-7 in 1 + erf is far below what the output keeps.
+bool stores_half_only(const ir::Kernel& k);
 
 }  // namespace kopt::agents::rewrites

@@ -235,7 +235,7 @@ std::vector<Candidate> candidates(const KernelProfile& k, std::string* why) {
   for (auto& [d, s] : st) add(d, s);
   if (st.empty()) declined.push_back(reason);
   reason.clear();
-  if (auto op = one_plus(k.kernel->source, k.kernel->name, &reason))
+  if (auto op = one_plus(k.kernel->source, k.kernel->name, stores_half_only(*k.kernel), &reason))
     add(fmt::format("one plus: GELU's 1 + erf(x) ({}{}) and 1 + tanh(x) ({}) in branch-free closed forms", op->erf,
                     op->erf && op->half_fit ? ", the half-precision fit" : "", op->tanh),
         op->source);
