@@ -2,6 +2,7 @@
 // it applies where a later pass re-loads a row that fits one block, declines with its reason
 // otherwise, and its candidates pass G1. Correctness through G2/G3: tests/python/test_rewrites.py.
 #include "agents/coder/single_pass.h"
+#include "agents/coder/softmax_folds.h"
 
 #include <algorithm>
 #include <regex>
@@ -212,4 +213,49 @@ TEST(SinglePass, FastExpVariantsOfTheFewRowInstancesSwapOnlyTheExp) {
     EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
   }
   EXPECT_EQ(fast, 5u);  // rows of 64: one row per program at one and two warps, two at one, two and four
+}
+
+TEST(SinglePass, LeanVariantsRewriteOnlyTheSharedReducesArithmetic) {
+  auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/alibi_softmax_bf16_small");
+  agents::KernelProfile p;
+  p.kernel = &b->graphs[0]->kernels.at(0);
+  p.family = profile::family(*p.kernel);
+  std::string why;
+  auto sp = agents::rewrites::single_pass(p.kernel->source, p.kernel->name, {}, &why);
+  ASSERT_TRUE(sp) << why;
+  ASSERT_FALSE(sp->lean_source.empty());
+  // Four lines differ from the single pass, each the lean form of its own.
+  std::string lean = sp->lean_source;
+  for (auto [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"triton_helpers.max2(_tmp16_max, 1)", "tl.max(_tmp16_max, 1)"},
+           {"_kopt_e0 = libdevice.exp(_kopt_d0)", "_kopt_e0 = tl.math.exp2(_kopt_d0 * 1.4426950408889634)"},
+           {"tl.sum(_tmp16_sum * tl.where(_kopt_m0 == float('-inf'), 1.0, _kopt_e0), 1)", "tl.sum(_kopt_e0, 1)"},
+           {"(tmp32 / tmp17)", "((tmp32 * (1.0 / tmp17)))"}})
+    lean = replaced(lean, to, from);
+  EXPECT_EQ(lean, sp->source);
+  auto cands = agents::rewrites::single_pass_candidates(p, &why);
+  size_t n = 0;
+  for (const auto& c : cands) {
+    if (!c.description.starts_with("lean softmax (")) continue;
+    ++n;
+    EXPECT_LE(c.config["XBLOCK"].get<int64_t>(), 2) << c.description;
+    EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
+  }
+  EXPECT_EQ(n, 5u);  // the fast-exp instances'
+
+  // The sum used other than as the exps' divisor (stored): no lean form. The max used elsewhere: the
+  // sum lean, the max still NaN-propagating.
+  auto folded = [&](const std::string& src) {
+    auto ks = ir::parse_kernel_source(src, p.kernel->name, p.kernel->name);
+    return agents::rewrites::lean_softmax(src, ks.entry);
+  };
+  ASSERT_NE(sp->source.find("tmp33 = (tmp32 / tmp17)"), std::string::npos) << sp->source;
+  std::string anchor = sp->source.substr(sp->source.rfind("    tl.store("));
+  std::string stores_sum = replaced(sp->source, anchor, anchor + "    tl.store(in_ptr1 + x4, tmp17)\n");
+  EXPECT_EQ(folded(stores_sum).folded, 0);
+  std::string stores_max = replaced(sp->source, anchor, anchor + "    tl.store(in_ptr1 + x4, tmp16)\n");
+  auto lm = folded(stores_max);
+  EXPECT_EQ(lm.folded, 1);
+  EXPECT_NE(lm.source.find("triton_helpers.max2(_tmp16_max, 1)"), std::string::npos);
+  EXPECT_NE(lm.source.find("tl.sum(_kopt_e0, 1)"), std::string::npos);
 }

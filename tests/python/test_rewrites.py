@@ -23,6 +23,10 @@ from kernelopt.worker.cpu_runtime import _interpreter_triton_helpers
 triton_helpers = _interpreter_triton_helpers()  # Inductor's helpers as CPU mode runs them (libdevice_cpu)
 
 DEVICE = os.environ.get("KERNELOPT_TEST_DEVICE", "cpu")
+if DEVICE == "cpu":
+    device_helpers = triton_helpers
+else:  # the compiled kernel in the GPU tier: Inductor's own helpers and libdevice
+    from torch._inductor.runtime import triton_helpers as device_helpers
 SOFTMAX = "triton_red_fused__softmax_exp_prepare_softmax_online_sub_0"
 
 
@@ -85,7 +89,8 @@ def test_rewritten_softmax_passes_the_gates(kernelopt_bin, tmp_path):
     # After them, the instances of one or two rows per program again with tl.exp for libdevice.exp, then
     # the other rewrites.
     fast = [c for c in cands if c["description"].startswith("fast exp (tl.exp for libdevice.exp), single pass: ")]
-    others = cands[len(single) + len(fast):]
+    lean = [c for c in cands if c["description"].startswith("lean softmax (") and "), single pass: " in c["description"]]
+    others = cands[len(single) + len(fast) + len(lean):]
     assert [c["description"] for c in others] == [
         "eviction hints removed", "loop stages: 2 reduction loop(s) pipelined over 2 stages",
         "loop stages: 2 reduction loop(s) pipelined over 3 stages"]
@@ -94,6 +99,10 @@ def test_rewritten_softmax_passes_the_gates(kernelopt_bin, tmp_path):
     assert any("XBLOCK=2 " in c["description"] for c in fast)
     fast_src = open(fast[0]["file"]).read()
     assert "libdevice.exp(" not in fast_src and fast_src.count("tl.exp(") == 1
+    assert [c["description"].split("), single pass")[1] for c in lean] == \
+        [c["description"].split("), single pass")[1] for c in fast]
+    lean_src = open(lean[0]["file"]).read()
+    assert "libdevice.exp(" not in lean_src and lean_src.count("tl.math.exp2(") == 1 and "max2" not in lean_src
     original = (bundle / "module_0.py").read_text()
     assert "eviction_policy='evict_first'" in original
     hint_free = open(others[0]["file"]).read()
@@ -105,7 +114,7 @@ def test_rewritten_softmax_passes_the_gates(kernelopt_bin, tmp_path):
     assert "online_softmax_combine" not in one_pass and "online_softmax_reduce" not in one_pass
     assert one_pass.count("libdevice.exp(") == 1  # the reduce's exp is the output's
     several_rows = next(c for c in single if "XBLOCK=4 " in c["description"])
-    for c in (others[0], single[0], several_rows, fast[0]):
+    for c in (others[0], single[0], several_rows, fast[0], lean[-1]):
         verify(kernelopt_bin, bundle, SOFTMAX, c["file"], tmp_path)
 
 
@@ -156,6 +165,21 @@ def test_single_pass_alibi_softmax_evaluates_each_element_once_and_passes_the_ga
     assert src.count("libdevice.exp(") == 1 and "tmp32 = _kopt_e0" in src and "tmp30 = tmp14" in src
     several_rows = next(c for c in cands if "XBLOCK=4 " in c["description"])
     for c in (cands[0], several_rows):
+        verify(kernelopt_bin, bundle, kernel, c["file"], tmp_path)
+
+
+def test_lean_alibi_softmax_passes_the_gates(kernelopt_bin, tmp_path):
+    """The lean variants of the ALiBi single pass (the sum of the reduce's own exps, tl.max, exp2, one
+    reciprocal per row) on the captured kernel: one per fast-exp instance, each through G1-G3."""
+    bundle = ROOT / "tests/python/data/alibi_softmax_bf16_small"
+    kernel = "triton_red_fused__softmax__to_copy_add_exp_gt_masked_fill_mul_prepare_softmax_online_sub_unsqueeze_view_0"
+    cands = rewrites_of(kernelopt_bin, bundle, kernel, tmp_path / "rewrites")
+    lean = [c for c in cands if c["description"].startswith("lean softmax (")]
+    fast = [c for c in cands if c["description"].startswith("fast exp (")]
+    assert len(lean) == len(fast) == 5
+    src = open(lean[0]["file"]).read()
+    assert "tmp17 = tl.sum(_kopt_e0, 1)" in src and "tmp33 = ((tmp32 * (1.0 / tmp17)))" in src
+    for c in (lean[0], lean[-1]):
         verify(kernelopt_bin, bundle, kernel, c["file"], tmp_path)
 
 
@@ -315,6 +339,41 @@ def test_the_written_out_softmax_reduce_is_the_helpers_on_every_special_row():
             assert np.array_equal(np.isnan(helper), np.isnan(written)), (helper, written)
             assert np.array_equal(helper[~np.isnan(helper)], written[~np.isnan(written)]), (helper, written)
         assert helper_sum[2] == 4.0 and not np.isnan(helper_sum[0])  # the masked row, a finite row
+
+
+@triton.jit
+def _outputs_both_ways(v_ptr, out_ptr, R: tl.constexpr, N: tl.constexpr):
+    """Softmax rows as the single pass writes them (step 1c) and in the lean form (step 1d)."""
+    at = tl.arange(0, R)[:, None] * N + tl.arange(0, N)[None, :]
+    v = tl.load(v_ptr + at)
+    s = tl.where(v == float("-inf"), 1.0, (v - v) + 1.0)
+    m = device_helpers.max2(v, 1)[:, None]
+    e = device_helpers.libdevice.exp(v - m)
+    written = e / tl.sum(s * tl.where(m == float("-inf"), 1.0, e), 1)[:, None]
+    lm = tl.max(v, 1)[:, None]
+    le = tl.math.exp2((v - lm) * 1.4426950408889634)
+    lean = le * (1.0 / tl.sum(le, 1)[:, None])
+    tl.store(out_ptr + at, written)
+    tl.store(out_ptr + R * N + at, lean)
+
+
+def test_the_lean_softmax_outputs_are_the_written_ones_on_every_special_row():
+    """The lean form's outputs against step 1c's on rows of finite values, rows holding -inf, +inf or NaN,
+    an all -inf row and rows of extremes: NaN exactly where they are NaN (the whole row), and within the
+    exp's approximation (2 ulp of ex2.approx on the GPU, and the reciprocal's rounding) elsewhere."""
+    rows = [[0.5, -1.25, 3.0, 88.0], [float("-inf"), 2.0, -3.0, float("-inf")], [float("-inf")] * 4,
+            [1.0, float("inf"), -2.0, 0.0], [float("nan"), 1.0, 2.0, 3.0], [-104.0, -3.4e38, 3.4e38, 1e-45],
+            [float("inf")] * 4, [-0.0, 0.0, -0.0, 0.0], [float("nan"), float("-inf"), float("-inf"), float("-inf")],
+            [-87.0, 0.0, -20.0, -101.0]]
+    v = torch.tensor(rows + [[0.0] * 4] * (16 - len(rows)), dtype=torch.float32).to(DEVICE)
+    out = torch.empty(2, 16, 4, dtype=torch.float32, device=DEVICE)
+    _outputs_both_ways[(1,)](v, out, R=16, N=4)
+    written, lean = out.cpu().numpy()
+    assert np.array_equal(np.isnan(written), np.isnan(lean)), (written, lean)
+    assert np.isnan(written[[2, 3, 4, 6, 8]]).all() and not np.isnan(written[[0, 1, 5, 7, 9]]).any()
+    ok = ~np.isnan(written)
+    # Values below 2^-126 flush to 0 in the lean form (exp(-101) here): absolute 1.2e-38 besides.
+    assert np.allclose(lean[ok], written[ok], rtol=1e-6, atol=1.2e-38), (written, lean)
 
 
 def test_x_order_hands_out_every_row_once_and_passes_the_gates(kernelopt_bin, tmp_path):

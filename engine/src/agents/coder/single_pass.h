@@ -38,6 +38,7 @@ struct SinglePass {
   int recomputed = 0;  // expressions a later pass recomputed from the same values, now reused
   int combines = 0;    // online softmax combines on fresh accumulators folded to their closed form
   int shared_exps = 0; // online softmax reduces written out so the output pass reuses their exps
+  std::string lean_source;  // the same with its shared reduces made lean (lean_softmax), or empty
 };
 
 // The rewrite, or nothing with the reason it declined. The row length comes from the kernel's

@@ -1,6 +1,9 @@
 #include "agents/coder/softmax_folds.h"
 
+#include <functional>
 #include <map>
+#include <regex>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -135,6 +138,113 @@ SharedReduces share_reduce_exps(const std::string& src, const Node* entry, bool 
     ++index;
   }
   return {detail::apply(src, edits), index};
+}
+
+// Step 1d (the lean variants): a shared reduce's sum S, written by step 1c as
+// sum(B * where(m == -inf, 1.0, e)), is Σ e bit for bit wherever the row's max is finite (B is 1
+// there: the folded combine gives 1 for finite and -inf values, and a NaN value makes the max
+// NaN). Where the max is not finite every exp is NaN (exp(-inf - -inf), exp(x - NaN)), so each
+// `e / S` is NaN whichever S: the outputs are the same when S is used only so. With S = Σ e, a NaN
+// value makes its exp, S and every output NaN, so the max may skip NaNs too (tl.max: one min/max
+// instruction instead of a compare, a NaN test and a select) when it feeds only the exps. Per
+// element that also leaves one exp as ex2.approx.ftz (tl.math.exp2; tl.exp's non-ftz ex2 adds a
+// range test and two scalings) and a multiply by the row's reciprocal for div.full's scalings.
+LeanSoftmax lean_softmax(const std::string& src, const Node* entry) {
+  static const std::regex sum_re(R"(^tl\.sum\((\w+) \* tl\.where\((_kopt_m(\d+)) == float\('-inf'\), 1\.0, (_kopt_e\d+)\), 1\)$)");
+  static const std::regex exp_re(R"(^(tl\.exp|tl_math\.exp|libdevice\.exp)\((_kopt_d\d+)\)$)");
+  static const std::regex max_re(R"(^triton_helpers\.max2\((\w+), 1\)$)");
+  const auto& body = entry->list("body");
+  auto target_of = [](const Node* s) -> std::string {
+    return s->is("Assign") && s->list("targets").size() == 1 && s->list("targets")[0]->is("Name")
+               ? std::string(s->list("targets")[0]->ident("id"))
+               : std::string();
+  };
+  std::vector<Edit> edits;
+  int folded = 0;
+  for (size_t i = 0; i < body.size(); ++i) {
+    std::string sname = target_of(body[i]);
+    std::smatch sm;
+    std::string sv = sname.empty() ? std::string() : text_of(src, body[i]->child("value"));
+    if (!std::regex_match(sv, sm, sum_re)) continue;
+    std::string m = sm[2], e = sm[4], d = "_kopt_d" + sm[3].str();
+    // Step 1c's lines before S: M = max2(A, 1); m = M[:, None]; d = V - m; e = exp(d).
+    const Node *mline = nullptr, *eline = nullptr, *maxline = nullptr;
+    for (size_t j = 0; j < i; ++j) {
+      std::string t = target_of(body[j]);
+      if (t == m) mline = body[j];
+      if (t == e) eline = body[j];
+    }
+    if (!mline || !eline) continue;
+    std::string mv = text_of(src, mline->child("value"));
+    if (!mv.ends_with("[:, None]")) continue;
+    std::string big_m = mv.substr(0, mv.size() - 9);
+    for (size_t j = 0; j < i; ++j)
+      if (target_of(body[j]) == big_m && std::regex_match(text_of(src, body[j]->child("value")), max_re)) maxline = body[j];
+    std::smatch em;
+    std::string ev = text_of(src, eline->child("value"));
+    if (!std::regex_match(ev, em, exp_re) || em[2].str() != d) continue;
+    // After S: each name holding S (or S[:, None]) only divides a name holding e; names holding M or
+    // m only copied (else the max stays NaN-propagating).
+    std::set<std::string> sums{sname}, exps{e}, maxes{m, big_m};
+    std::vector<Edit> divs;
+    bool sums_ok = true, max_ok = maxline != nullptr;
+    for (size_t j = i + 1; j < body.size() && sums_ok; ++j) {
+      const Node* s = body[j];
+      std::string t = target_of(s);
+      const Node* v = s->is("Assign") ? s->child("value") : s;
+      auto base_name = [&](const Node* x) -> std::string {  // X or X[:, None]
+        if (x->is("Name")) return std::string(x->ident("id"));
+        if (x->is("Subscript") && text_of(src, x).ends_with("[:, None]") && x->child("value")->is("Name"))
+          return std::string(x->child("value")->ident("id"));
+        return {};
+      };
+      std::string alias = t.empty() ? std::string() : base_name(v);
+      if (!alias.empty() && (sums.count(alias) || exps.count(alias) || maxes.count(alias))) {
+        for (auto* set : {&sums, &exps, &maxes}) {
+          if (set->count(alias)) set->insert(t);
+          else set->erase(t);
+        }
+        continue;
+      }
+      std::function<void(const Node*, const Node*)> uses = [&](const Node* n, const Node* parent) {
+        if (!sums_ok || !n) return;
+        if (n->is("Name")) {
+          std::string id(n->ident("id"));
+          if (maxes.count(id)) max_ok = false;
+          if (sums.count(id)) {
+            bool div = parent && parent->is("BinOp") && parent->ident("op") == "Div" && parent->child("right") == n &&
+                       parent->child("left")->is("Name") && exps.count(std::string(parent->child("left")->ident("id")));
+            if (!div) sums_ok = false;
+            else divs.push_back({parent->begin.offset, parent->end.offset,
+                                 fmt::format("({} * (1.0 / {}))", parent->child("left")->ident("id"), id)});
+          }
+          return;
+        }
+        for (const py::Field& fl : n->fields) {
+          if (fl.kind == py::Field::Kind::Child) uses(fl.child, n);
+          if (fl.kind == py::Field::Kind::List)
+            for (const Node* c : fl.list) uses(c, n);
+        }
+      };
+      uses(v, nullptr);
+      for (auto* set : {&sums, &exps, &maxes}) set->erase(t);  // reassigned to something else
+    }
+    if (!sums_ok || divs.empty()) continue;
+    const Node* svalue = body[i]->child("value");
+    edits.push_back({svalue->begin.offset, svalue->end.offset, fmt::format("tl.sum({}, 1)", e)});
+    const Node* evalue = eline->child("value");
+    edits.push_back({evalue->begin.offset, evalue->end.offset, fmt::format("tl.math.exp2({} * 1.4426950408889634)", d)});
+    if (max_ok) {
+      const Node* xv = maxline->child("value");
+      std::smatch xm;
+      std::string xt = text_of(src, xv);
+      std::regex_match(xt, xm, max_re);
+      edits.push_back({xv->begin.offset, xv->end.offset, fmt::format("tl.max({}, 1)", xm[1].str())});
+    }
+    edits.insert(edits.end(), divs.begin(), divs.end());
+    ++folded;
+  }
+  return {detail::apply(src, edits), folded};
 }
 
 }  // namespace kopt::agents::rewrites

@@ -28,4 +28,17 @@ struct SharedReduces {
 // length is the block).
 SharedReduces share_reduce_exps(const std::string& src, const py::Node* entry, bool row_fills_block);
 
+struct LeanSoftmax {
+  std::string source;
+  int folded = 0;  // shared reduces made lean
+};
+
+// A shared reduce (share_reduce_exps) whose sum only ever divides its own exps, `E / S`, written
+// with the arithmetic that gives the same outputs: S = sum(E) (the folded combine's weights are 1
+// wherever the row's max is finite, and a row whose max is not finite has only NaN exps), the max
+// as tl.max (a NaN anywhere makes its exp, so S and every output, NaN whichever max is taken),
+// exp as tl.math.exp2 (ex2.approx.ftz: results below 2^-126 flush to 0) and one reciprocal per
+// row. Nothing (folded 0) where any use of S, M or E is another.
+LeanSoftmax lean_softmax(const std::string& src, const py::Node* entry);
+
 }  // namespace kopt::agents::rewrites
