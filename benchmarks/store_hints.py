@@ -232,7 +232,8 @@ def time_all(label, moved, rate, variants, want, tol):
         except Exception as e:  # a variant that does not compile at this size
             print(f"  {name}: failed: {str(e).splitlines()[0][:100]}")
             continue
-        err = ((out() if callable(out) else out).float() - want).abs().max().item()
+        # relative to 1 + |want|: a bf16 log-softmax of -12 is rounded by 0.03
+        err = (((out() if callable(out) else out).float() - want).abs() / (1 + want.abs())).max().item()
         if err > tol:
             print(f"  {name}: wrong, max_err {err:.2e}")
             continue
@@ -260,7 +261,7 @@ def main():
         x = torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16) * 3
         want = (torch.log_softmax if log else torch.softmax)(x.float(), -1)
         time_all(f"rows {rows}x{cols} bf16 {'log_softmax' if log else 'softmax'}", 2 * x.numel() * 2, rate,
-                 rows_variants(x, log), want, 2e-2 if log else 4e-3)
+                 rows_variants(x, log), want, 8e-3)
     del x, want
     args, want = chan_case(64, 240, 56, 56)
     ref = torch.compile(lambda x, mu, var, w, b: (lambda y: (y, torch.nn.functional.hardswish(y).mean((2, 3))))(

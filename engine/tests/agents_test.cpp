@@ -229,8 +229,23 @@ TEST(RowSoftmaxTemplate, AppliesToPlainSoftmaxAndPassesG1) {
     EXPECT_EQ(c.origin, "template:softmax");
     bool chunked = c.description.starts_with("row softmax two passes");
     EXPECT_NE(c.source.find(chunked ? "CB: tl.constexpr = " : "RB: tl.constexpr = 8192"), std::string::npos);
+    // float32 rows keep tl.exp and the division (the lean arithmetic is for half-precision rows)
+    EXPECT_EQ(c.description.find("lean"), std::string::npos) << c.description;
+    EXPECT_EQ(c.source.find("tl.math.exp2("), std::string::npos) << c.description;
     auto g1 = verify::run_g1(*p.kernel, c.source);
     EXPECT_TRUE(g1.passed) << c.description;
+  }
+  // The same rows in bf16: every schedule lean, exp2 for each exp and one reciprocal per row.
+  p.launches = {{{"args", {tensor({8192, 8192}, "bfloat16"), tensor({8192, 8192}, "bfloat16"), value(8192), value(8192)}}}};
+  auto half = agents::templates::instantiate(p, &why);
+  ASSERT_EQ(half.size(), cands.size()) << why;
+  for (const auto& c : half) {
+    EXPECT_NE(c.description.find(", lean arithmetic"), std::string::npos) << c.description;
+    EXPECT_EQ(c.source.find("tl.exp("), std::string::npos) << c.description;
+    EXPECT_EQ(c.source.find("e / s"), std::string::npos) << c.description;
+    EXPECT_EQ(c.source.find(") / s"), std::string::npos) << c.description;
+    EXPECT_NE(c.source.find("tl.math.exp2(x * 1.4426950408889634 - "), std::string::npos) << c.description;
+    EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
   }
 }
 

@@ -259,7 +259,7 @@ TEST(CascadeWorker, SoftmaxSecondPassLastChunkFirstPassesTheCascadeOnTheCaptured
   std::string why;
   auto cands = agents::templates::instantiate(p, &why);
   auto it = std::find_if(cands.begin(), cands.end(), [](const agents::Candidate& c) {
-    return c.description.starts_with("row softmax two passes (the second last chunk first), CB=4096,");
+    return c.description.starts_with("row softmax two passes (the second last chunk first), lean arithmetic, CB=4096,");
   });
   ASSERT_NE(it, cands.end()) << why;
   EXPECT_NE(it->source.find("last = (r0_numel - 1) // CB * CB"), std::string::npos);
@@ -274,12 +274,17 @@ TEST(CascadeWorker, SoftmaxPrefetchedChunksPassTheCascadeOnTheCapturedLongRows) 
   agents::KernelProfile p = rows_50k_profile(*b);
   std::string why;
   auto cands = agents::templates::instantiate(p, &why);
-  for (const char* d : {"row softmax two passes, the next chunk prefetched, CB=4096,",
-                        "row softmax two passes (the second last chunk first), the next chunk prefetched, CB=4096,"}) {
+  // bf16 rows: the lean arithmetic (ex2.ftz, one reciprocal per row), the output stored evict_first.
+  for (const char* d : {"row softmax two passes, the next chunk prefetched, lean arithmetic, CB=4096,",
+                        "row softmax two passes (the second last chunk first), the next chunk prefetched, lean "
+                        "arithmetic, CB=4096,"}) {
     auto it = std::find_if(cands.begin(), cands.end(),
                            [&](const agents::Candidate& c) { return c.description.starts_with(d); });
     ASSERT_NE(it, cands.end()) << d << why;
     EXPECT_NE(it->source.find("(cn >= 0) & (cn < r0_numel) & live"), std::string::npos);
+    EXPECT_EQ(it->source.find("tl.exp("), std::string::npos);
+    EXPECT_NE(it->source.find("y = tl.math.exp2(x * 1.4426950408889634 - ml) * rs"), std::string::npos);
+    EXPECT_NE(it->source.find("mask, eviction_policy='evict_first')"), std::string::npos);
     expect_g1_to_g3_pass(*b, *p.kernel, it->source, 1);
   }
 }

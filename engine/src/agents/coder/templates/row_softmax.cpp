@@ -71,16 +71,37 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
   int64_t rb = next_pow2(cols);
   bool log = k.family == "log_softmax";
   bool wide = rows * next_pow2(cols) >= (int64_t{1} << 31);
+  // Half-precision rows (two bytes in and out per element) leave an H200 SM about 32 instructions per
+  // element at the copy's rate, and tl.exp's non-ftz ex2 takes six of them (a range test and two
+  // scalings around MUFU.EX2), div.full three: there the schedules take their arithmetic lean —
+  // exp2(x * log2(e) - m * log2(e)) (one FFMA and ex2.approx.ftz; results below 2^-126 flush to 0,
+  // and the rounding of m * log2(e) is far inside a bf16 / fp16 output's) and one reciprocal per row.
+  bool lean = k.launches.front()["args"][1].value("dtype", "") != "float32";
+  auto leaned = [&](std::string text) {
+    if (!lean) return text;
+    auto swap = [&](const std::string& from, const std::string& to) {
+      for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+        text.replace(at, from.size(), to);
+    };
+    swap("tl.exp(x - sm)", "tl.math.exp2(x * 1.4426950408889634 - sm * 1.4426950408889634)");
+    swap("tl.exp(m - sm)", "tl.math.exp2((m - sm) * 1.4426950408889634)");
+    swap("tl.exp(x - m)", "tl.math.exp2(x * 1.4426950408889634 - m * 1.4426950408889634)");
+    swap("e / s", "e * (1.0 / s)");
+    return text;
+  };
   // The schedules below are one text each, filled in with the same names.
   auto render = [&](std::string_view text, int64_t cb = 0) {
     return replace_entry(
-        ker, fmt::format(fmt::runtime(text), fmt::arg("name", ker.entry), fmt::arg("params", entry_params(ker)),
-                         fmt::arg("fam", k.family), fmt::arg("rb", rb), fmt::arg("cb", cb),
-                         fmt::arg("widen", wide ? ".to(tl.int64)" : ""),
-                         fmt::arg("in", runtime[0]->name), fmt::arg("out", runtime[1]->name),
-                         fmt::arg("result", log ? "(x - m) - tl.log(s)" : "e / s"),
-                         fmt::arg("result2", log ? "(x - m) - tl.log(s)" : "tl.exp(x - m) / s")));
+        ker, leaned(fmt::format(fmt::runtime(text), fmt::arg("name", ker.entry), fmt::arg("params", entry_params(ker)),
+                                fmt::arg("fam", k.family), fmt::arg("rb", rb), fmt::arg("cb", cb),
+                                fmt::arg("widen", wide ? ".to(tl.int64)" : ""),
+                                fmt::arg("in", runtime[0]->name), fmt::arg("out", runtime[1]->name),
+                                fmt::arg("result", log ? "(x - m) - tl.log(s)" : "e / s"),
+                                fmt::arg("result2", log ? "(x - m) - ls" : lean ? "tl.math.exp2(x * 1.4426950408889634 - ml) * rs"
+                                                                                : "tl.exp(x - m) / s"))));
   };
+  // Before a two-pass schedule's second pass: the row's log-sum, shifted max and reciprocal sum.
+  const std::string row_stats = "    ls = tl.log(s)\n    ml = m * 1.4426950408889634\n    rs = 1.0 / s\n";
   std::vector<Candidate> outc;
   // Long rows in chunks, read twice: small programs, several per SM, so one program's loads overlap
   // another's reductions, and few enough rows in flight that the second read of a row comes from L2
@@ -112,7 +133,7 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
           "        cols = c0 + tl.arange(0, CB)\n"
           "        mask = (cols < r0_numel) & (row < xnumel)\n"
           "        x = tl.load({in} + base + cols, mask, other=float('-inf'), eviction_policy='evict_last').to(tl.float32)\n"
-          + kRunningMaxSum +
+          + kRunningMaxSum + row_stats +
           (reverse ? "    last = (r0_numel - 1) // CB * CB\n" : "") +
           "    for c0 in tl.range(0, r0_numel, CB):\n" +
           (reverse ? "        cols = (last - c0) + tl.arange(0, CB)\n" : "        cols = c0 + tl.arange(0, CB)\n") +
@@ -123,16 +144,18 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
       auto offer = [&](const std::string& source, const char* what) {
         for (const json& c : cfgs)
           outc.push_back(instance(ker, k.family, source, c,
-                                  fmt::format("row {} two passes{}{}, CB={}, {}", k.family,
-                                              reverse ? " (the second last chunk first)" : "", what, cb,
-                                              describe_config(c))));
+                                  fmt::format("row {} two passes{}{}{}, CB={}, {}", k.family,
+                                              reverse ? " (the second last chunk first)" : "", what,
+                                              lean ? ", lean arithmetic" : "", cb, describe_config(c))));
       };
       offer(render(text, cb), "");
       if (cols < 49152) continue;
       // The same passes with each chunk's successor loaded before the chunk is reduced or written:
       // a program keeps its next load in flight through its own arithmetic (H200, long_rows.py
       // prefetch: bf16 8192x50304 softmax 0.526 ms against 0.553 reversed; 1024x128256 log-softmax
-      // 0.167 against 0.174 forward; 32K rows slower, so rows of 48K+ only).
+      // 0.167 against 0.174 forward; 32K rows slower, so rows of 48K+ only). The output stored
+      // evict_first, so that it leaves L2 to the rows in flight whose second read is still to come
+      // (store_hints.py: the 50K softmax 0.514 ms against 0.527 reversed, 0.566 against 0.581 forward).
       std::string prefetched = std::string(
           "def {name}({params}):\n"
           "    # kernelopt template row_{fam}, two passes with the next chunk prefetched: a running max and sum\n") +
@@ -151,7 +174,7 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
           "        x = nxt.to(tl.float32)\n"
           "        cn = c0 + CB + r\n"
           "        nxt = tl.load({in} + base + cn, (cn < r0_numel) & live, other=float('-inf'), eviction_policy='evict_last')\n"
-          + kRunningMaxSum +
+          + kRunningMaxSum + row_stats +
           "    last = (r0_numel - 1) // CB * CB\n" +
           (reverse ? "    first = last\n" : "    first = 0\n") +
           "    nxt = tl.load({in} + base + first + r, (first + r < r0_numel) & live, other=float('-inf'), eviction_policy='evict_first')\n"
@@ -162,7 +185,7 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
           "        cols = c + r\n"
           "        mask = (cols < r0_numel) & live\n"
           "        y = {result2}\n"
-          "        tl.store({out} + base + cols, y.to({out}.dtype.element_ty), mask)\n";
+          "        tl.store({out} + base + cols, y.to({out}.dtype.element_ty), mask, eviction_policy='evict_first')\n";
       offer(render(prefetched, cb), ", the next chunk prefetched");
     }
   }
@@ -185,7 +208,7 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
       "    y = {result}\n"
       "    tl.store({out} + offs, y.to({out}.dtype.element_ty), mask)\n");
   for (const json& c : row_softmax_configs(rows, rb, has_r0_block))
-    outc.push_back(instance(ker, k.family, source, c, fmt::format("row {} one-pass, {}", k.family, describe_config(c))));
+    outc.push_back(instance(ker, k.family, source, c, fmt::format("row {} one-pass{}, {}", k.family, lean ? ", lean arithmetic" : "", describe_config(c))));
   // Long rows: one program per SM at a time (the row fills its registers), so a program's load and
   // its reductions do not overlap. The same one pass with each program taking XBLOCK rows in turn,
   // the loop pipelined (num_stages): the next row's load is in flight while this one is reduced.
@@ -209,7 +232,7 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
       "        tl.store({out} + offs, y.to({out}.dtype.element_ty), mask)\n");
   for (const json& c : in_turn)
     outc.push_back(instance(ker, k.family, in_turn_source, c,
-                            fmt::format("row {} rows in turn, {}", k.family, describe_config(c))));
+                            fmt::format("row {} rows in turn{}, {}", k.family, lean ? ", lean arithmetic" : "", describe_config(c))));
   if (outc.empty()) return no("no launch config fits the row length");
   return outc;
 }
