@@ -159,9 +159,11 @@ def _copy_rate():
 
 
 @triton.jit
-def prefetch_rows(x_ptr, y_ptr, n, CB: tl.constexpr, LOG: tl.constexpr, REV: tl.constexpr):
+def prefetch_rows(x_ptr, y_ptr, n, CB: tl.constexpr, LOG: tl.constexpr, REV: tl.constexpr, SEP: tl.constexpr = "",
+                  SCM: tl.constexpr = ""):
     """two_pass (REV: its second pass last chunk first) with each pass's next chunk loaded before the
-    current one is reduced or written: one program keeps a load in flight through its own arithmetic."""
+    current one is reduced or written: one program keeps a load in flight through its own arithmetic.
+    SEP / SCM: the store's eviction policy and cache modifier (store_hints.py)."""
     row = tl.program_id(0).to(tl.int64)
     base = x_ptr + row * n
     m = float("-inf")
@@ -186,7 +188,8 @@ def prefetch_rows(x_ptr, y_ptr, n, CB: tl.constexpr, LOG: tl.constexpr, REV: tl.
         cn = (c - CB if REV else c + CB) + r
         nxt = tl.load(base + cn, (cn >= 0) & (cn < n), other=float("-inf"), eviction_policy="evict_first")
         y = (x - m) - ls if LOG else tl.exp(x - m) / s
-        tl.store(y_ptr + row * n + c + r, y.to(y_ptr.dtype.element_ty), c + r < n)
+        tl.store(y_ptr + row * n + c + r, y.to(y_ptr.dtype.element_ty), c + r < n, eviction_policy=SEP,
+                 cache_modifier=SCM)
 
 
 def prefetch_only():

@@ -25,7 +25,7 @@ import triton
 import triton.language as tl
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from long_rows import _copy_rate  # noqa: E402
+from long_rows import _copy_rate, prefetch_rows  # noqa: E402
 
 DEV = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
 
@@ -50,38 +50,6 @@ def embed_ln(out_ptr, ids_ptr, seg_ptr, tok_ptr, pos_ptr, segw_ptr, w_ptr, b_ptr
     w = tl.load(w_ptr + cols, cmask, eviction_policy="evict_last")
     b = tl.load(b_ptr + cols, cmask, eviction_policy="evict_last")
     tl.store(out_ptr + rows * D + cols, c * rstd * w + b, mask, eviction_policy=SEP, cache_modifier=SCM)
-
-
-@triton.jit
-def rows_hinted(x_ptr, y_ptr, n, CB: tl.constexpr, LOG: tl.constexpr, REV: tl.constexpr, SEP: tl.constexpr,
-                SCM: tl.constexpr):
-    """long_rows.prefetch_rows with the store's hints as parameters."""
-    row = tl.program_id(0).to(tl.int64)
-    base = x_ptr + row * n
-    m = float("-inf")
-    s = 0.0
-    r = tl.arange(0, CB)
-    nxt = tl.load(base + r, r < n, other=float("-inf"), eviction_policy="evict_last")
-    for c0 in tl.range(0, n, CB):
-        x = nxt.to(tl.float32)
-        cn = c0 + CB + r
-        nxt = tl.load(base + cn, cn < n, other=float("-inf"), eviction_policy="evict_last")
-        mn = tl.maximum(m, tl.max(x, 0))
-        sm = tl.where(mn == float("-inf"), 0.0, mn)
-        s = s * tl.exp(m - sm) + tl.sum(tl.exp(x - sm), 0)
-        m = mn
-    ls = tl.log(s)
-    last = (n - 1) // CB * CB
-    first = last if REV else 0
-    nxt = tl.load(base + first + r, first + r < n, other=float("-inf"), eviction_policy="evict_first")
-    for i in tl.range(0, n, CB):
-        c = (last - i) if REV else i
-        x = nxt.to(tl.float32)
-        cn = (c - CB if REV else c + CB) + r
-        nxt = tl.load(base + cn, (cn >= 0) & (cn < n), other=float("-inf"), eviction_policy="evict_first")
-        y = (x - m) - ls if LOG else tl.exp(x - m) / s
-        tl.store(y_ptr + row * n + c + r, y.to(y_ptr.dtype.element_ty), c + r < n, eviction_policy=SEP,
-                 cache_modifier=SCM)
 
 
 @triton.jit
@@ -159,8 +127,8 @@ def rows_variants(x, log, configs=((4096, 8), (8192, 16), (16384, 32), (32768, 3
     for cb, nw in configs:
         for rev in (False, True):
             for sname, sep, scm in STORES:
-                run = lambda: rows_hinted[(rows,)](x, y, cols, CB=cb, LOG=log, REV=rev, SEP=sep, SCM=scm,
-                                                   num_warps=nw)
+                run = lambda: prefetch_rows[(rows,)](x, y, cols, CB=cb, LOG=log, REV=rev, SEP=sep, SCM=scm,
+                                                     num_warps=nw)
                 yield f"{'rev' if rev else 'fwd'} {sname} CB={cb} warps={nw}", run, y
 
 
