@@ -34,6 +34,10 @@ struct ReportInputs {
 };
 
 nlohmann::json build_report(const ReportInputs& in);
+
+// The note of an accepted kernel still above 1.3x its floor (`optimized_ms` against p.floor_ms): why,
+// where the profile knows (a gather the floor counts once), else that no faster safe variant was found.
+std::string above_floor_note(const agents::KernelProfile& p, double optimized_ms);
 void print_summary(const nlohmann::json& report);
 
 }  // namespace kopt::cli
