@@ -9,15 +9,9 @@
 
 using namespace kopt;
 using kopt::testing::corpus;
+using kopt::testing::replaced;
 
 namespace {
-
-std::string replaced(std::string s, const std::string& from, const std::string& to) {
-  size_t p = s.find(from);
-  EXPECT_NE(p, std::string::npos) << from;
-  if (p != std::string::npos) s.replace(p, from.size(), to);
-  return s;
-}
 
 const ir::Kernel& gelu(const std::unique_ptr<ir::Bundle>& b) { return b->graphs[0]->kernels.at(0); }
 

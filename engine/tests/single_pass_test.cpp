@@ -15,17 +15,11 @@
 
 using namespace kopt;
 using kopt::testing::corpus;
+using kopt::testing::replaced;
 
 namespace {
 
 const char* kSoftmax = "triton_red_fused__softmax_exp_prepare_softmax_online_sub_0";
-
-std::string replaced(std::string s, const std::string& from, const std::string& to) {
-  size_t p = s.find(from);
-  EXPECT_NE(p, std::string::npos) << from;
-  if (p != std::string::npos) s.replace(p, from.size(), to);
-  return s;
-}
 
 TEST(SinglePass, SoftmaxReadsEachRowOnce) {
   auto b = corpus("softmax_large");

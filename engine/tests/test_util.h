@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "artifact/bundle.h"
@@ -33,6 +34,14 @@ inline nlohmann::json tensor(std::vector<int64_t> shape, std::string dtype = "fl
   std::vector<int64_t> stride(shape.size(), 1);
   for (size_t d = shape.size(); d-- > 1;) stride[d - 1] = stride[d] * shape[d];
   return {{"shape", shape}, {"stride", stride}, {"dtype", dtype}};
+}
+
+// `s` with the first `from` replaced by `to`; a test failure when `from` is not there.
+inline std::string replaced(std::string s, const std::string& from, const std::string& to) {
+  size_t p = s.find(from);
+  EXPECT_NE(p, std::string::npos) << from;
+  if (p != std::string::npos) s.replace(p, from.size(), to);
+  return s;
 }
 
 // A launch argument: a scalar.

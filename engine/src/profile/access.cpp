@@ -1,24 +1,15 @@
 #include "profile/access.h"
 
-#include <functional>
 #include <set>
 #include <string>
+
+#include "verify/static/static_util.h"
 
 namespace kopt::profile {
 
 namespace {
 
 using py::Node;
-
-void walk(const Node* n, const std::function<void(const Node*)>& f) {
-  if (!n) return;
-  f(n);
-  for (const py::Field& fl : n->fields) {
-    if (fl.kind == py::Field::Kind::Child) walk(fl.child, f);
-    if (fl.kind == py::Field::Kind::List)
-      for (const Node* c : fl.list) walk(c, f);
-  }
-}
 
 bool is_load(const Node* n) {
   if (!n || !n->is("Call")) return false;
@@ -42,16 +33,21 @@ bool gathers(const ir::Kernel& k) {
   bool found = false;
   auto depends = [&](const Node* e) {
     bool d = false;
-    walk(e, [&](const Node* m) { d = d || is_load(m) || (m->is("Name") && loaded.count(std::string(m->ident("id")))); });
+    verify::walk(e, [&](const Node* m) {
+      d = d || is_load(m) || (m->is("Name") && loaded.count(std::string(m->ident("id"))));
+      return !d;
+    });
     return d;
   };
-  walk(ks.entry, [&](const Node* s) {
+  verify::walk(ks.entry, [&](const Node* s) {
     if (is_load(s) && !s->list("args").empty() && depends(s->list("args").front())) found = true;
     if (s->is("Assign") && depends(s->child("value")))
       for (const Node* t : s->list("targets"))
-        walk(t, [&](const Node* m) {
+        verify::walk(t, [&](const Node* m) {
           if (m->is("Name")) loaded.insert(std::string(m->ident("id")));
+          return true;
         });
+    return !found;
   });
   return found;
 }

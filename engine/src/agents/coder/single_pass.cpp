@@ -426,7 +426,7 @@ std::vector<Candidate> single_pass_candidates(const KernelProfile& k, std::strin
   // warps: per-element arithmetic is what bounds those (the fused ALiBi softmax's kernel 0.875 ->
   // 0.764 ms in the H200 suite run; the padded-mask softmax's best plain instance has two rows).
   // Lean: the same instances from the lean source (lean_softmax: about half the per-element
-  // instructions of the fast-exp form in the ALiBi kernel's SASS, 30 -> 16). Neither is bit-equal:
+  // instructions of the fast-exp form in the ALiBi kernel's SASS, 30 -> 18). Neither is bit-equal:
   // G2 and G3 judge them by the tolerances, like any candidate.
   std::vector<Candidate> fast;
   for (const Candidate& c : out) {

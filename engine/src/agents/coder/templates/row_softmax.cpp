@@ -100,8 +100,11 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
                                 fmt::arg("result2", log ? "(x - m) - ls" : lean ? "tl.math.exp2(x * 1.4426950408889634 - ml) * rs"
                                                                                 : "tl.exp(x - m) / s"))));
   };
-  // Before a two-pass schedule's second pass: the row's log-sum, shifted max and reciprocal sum.
-  const std::string row_stats = "    ls = tl.log(s)\n    ml = m * 1.4426950408889634\n    rs = 1.0 / s\n";
+  // Before a two-pass schedule's second pass, what its output uses once per row: a log-softmax's
+  // log-sum, or the lean softmax's shifted max and reciprocal sum.
+  const std::string row_stats = log    ? "    ls = tl.log(s)\n"
+                                : lean ? "    ml = m * 1.4426950408889634\n    rs = 1.0 / s\n"
+                                       : "";
   std::vector<Candidate> outc;
   // Long rows in chunks, read twice: small programs, several per SM, so one program's loads overlap
   // another's reductions, and few enough rows in flight that the second read of a row comes from L2
