@@ -14,6 +14,7 @@
 #include "bench/suite.h"
 #include "bench/table.h"
 #include "cli/bench_problem.h"
+#include "cli/commands.h"
 #include "report/bench_report.h"
 #include "util/error.h"
 
@@ -211,4 +212,67 @@ TEST(BenchReport, MeasuredRunDrawsTheDistributionCpuRunClaimsNothing) {
   EXPECT_EQ(md.find("×"), md.find("1.0×") + 3);
   EXPECT_EQ(md.find("×", md.find("×") + 1), std::string::npos);
   EXPECT_NE(md.find("Performance not measured (CPU mode)"), std::string::npos);
+}
+
+TEST(BenchTable, PeakMemoryColumnAndTheLevelsLargestRatio) {
+  std::vector<json> rows = {row(1, "level1/a.py", "optimized", 1.6, true), row(1, "level1/b.py", "fallback", 1.0, true),
+                            row(1, "level1/c.py", "fallback", 1.0, true), row(2, "level2/d.py", "fallback", 1.0, true)};
+  auto mem = [](bool measured, json peak, json ratio) {
+    return json{{"measured", measured}, {"peak_bytes", peak}, {"compiled_peak_bytes", 13743895347LL}, {"ratio", ratio}};
+  };
+  rows[0]["memory"] = mem(true, 25125558682LL, 1.828);
+  rows[1]["memory"] = mem(true, 1073741824LL, 2.5);
+  rows[2]["memory"] = mem(false, 99999999999LL, 9.0);  // a CPU worker's accounting: never the level's figure
+  // rows[3]: a row from before the field existed
+  json t = b::summarize(rows);
+  EXPECT_DOUBLE_EQ(t[0]["max_peak_ratio"].get<double>(), 2.5);
+  EXPECT_TRUE(t[1]["max_peak_ratio"].is_null());
+  EXPECT_DOUBLE_EQ(t[2]["max_peak_ratio"].get<double>(), 2.5);  // all levels
+
+  EXPECT_EQ(kopt::report::peak_mem_cell(rows[0]), "23.4 GiB (1.8x)");
+  EXPECT_EQ(kopt::report::peak_mem_cell(rows[2]), "—");
+  EXPECT_EQ(kopt::report::peak_mem_cell(rows[3]), "—");
+  json no_ratio = rows[0];
+  no_ratio["memory"]["ratio"] = nullptr;
+  EXPECT_EQ(kopt::report::peak_mem_cell(no_ratio), "23.4 GiB");
+
+  json bench = {{"suite", "s"}, {"device", "cuda"}, {"performance_measured", true}, {"gpu", "NVIDIA H200"},
+                {"settings", {{"budget_s", 30}, {"agents", "builtin"}}}, {"shards", {"0/1"}}, {"expected", 4},
+                {"levels", t}, {"rows", rows}};
+  std::string md = kopt::report::render_bench_markdown(bench);
+  EXPECT_NE(md.find("| vendor share | peak mem | reason |"), std::string::npos);
+  EXPECT_NE(md.find("| — | 23.4 GiB (1.8x) | — |"), std::string::npos) << md;  // vendor share, peak mem, reason
+  EXPECT_NE(md.find("(0) | 2.50x |"), std::string::npos) << md;                   // the level's largest ratio
+  std::string html = kopt::report::render_bench_html(bench);
+  EXPECT_NE(html.find("<th>peak mem</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num\" data-v=\"25125558682\">23.4 GiB (1.8x)</td>"), std::string::npos);
+  EXPECT_NE(html.find(">2.50x</td>"), std::string::npos);
+}
+
+TEST(BenchMerge, RowsKeepTheirMemoryFields) {
+  fs::path root = fs::temp_directory_path() / "kopt_bench_merge_memory_test";
+  fs::remove_all(root);
+  json settings = {{"device", "cuda"}, {"budget_s", 30}};
+  json mem = {{"measured", true}, {"peak_bytes", 2048}, {"compiled_peak_bytes", 1024}, {"ratio", 2.0}};
+  for (int i = 0; i < 2; ++i) {
+    fs::path d = root / ("shard" + std::to_string(i));
+    fs::create_directories(d);
+    std::ofstream(d / "run.json") << json{{"settings", settings}, {"shard", std::to_string(i) + "/2"}, {"expected", 1}};
+    json r = row(1, "level1/p" + std::to_string(i) + ".py", "fallback", 1.0, true);
+    r["memory"] = mem, r["memory_after_forget_bytes"] = 4096 + i;
+    std::ofstream(d / "results.jsonl") << r.dump() << "\n";
+  }
+  kopt::cli::BenchMergeOptions o;
+  o.dirs = {(root / "shard0").string(), (root / "shard1").string()};
+  o.out = (root / "merged").string();
+  ASSERT_EQ(kopt::cli::bench_merge(o), 0);
+  std::ifstream merged(root / "merged" / "results.jsonl");
+  int n = 0;
+  for (std::string line; std::getline(merged, line); ++n) {
+    json r = json::parse(line);
+    EXPECT_EQ(r["memory"], mem);
+    EXPECT_EQ(r["memory_after_forget_bytes"], 4096 + n);
+  }
+  EXPECT_EQ(n, 2);
+  fs::remove_all(root);
 }

@@ -189,6 +189,65 @@ TEST(ReportMarkdown, CpuReportShowsNoTimes) {
   EXPECT_EQ(md.find("null"), std::string::npos);
 }
 
+// 23.4 GiB peak over the job, 12.8 GiB torch.compile's own peak for one call of the model.
+json with_memory(json r, bool measured) {
+  r["memory"] = {{"measured", measured}, {"peak_bytes", 25125558682LL}, {"compiled_peak_bytes", 13743895347LL},
+                 {"ratio", 25125558682.0 / 13743895347.0}};
+  return r;
+}
+
+TEST(ReportMemory, MeasuredPeakIsOneLineNearTheHeadline) {
+  const std::string line =
+      "Peak device memory: 23.4 GiB, 1.83x torch.compile's own peak for one call of the model (12.8 GiB)";
+  json r = with_memory(gpu_report(), true);
+  EXPECT_EQ(rep::detail::memory_line(r), line);
+  std::string md = rep::render_markdown(r);
+  size_t at = md.find(line);
+  ASSERT_NE(at, std::string::npos) << md;
+  EXPECT_LT(at, md.find("| Bundle |"));  // above the overview, right under the headline
+  std::string html = rep::render_html(r);
+  EXPECT_NE(html.find("<p id=\"memory\">Peak device memory: 23.4 GiB, 1.83x torch.compile&#39;s own peak"),
+            std::string::npos);
+  // Without torch.compile's own figure: the peak alone.
+  r["memory"]["compiled_peak_bytes"] = nullptr, r["memory"]["ratio"] = nullptr;
+  EXPECT_EQ(rep::detail::memory_line(r), "Peak device memory: 23.4 GiB");
+  // A GPU worker that did not answer: not measured, saying why; no null, no zero.
+  r["memory"] = {{"measured", false}, {"peak_bytes", nullptr}, {"compiled_peak_bytes", nullptr}, {"ratio", nullptr}};
+  EXPECT_EQ(rep::detail::memory_line(r), "Peak device memory: not measured (the worker did not report it)");
+  EXPECT_EQ(rep::render_markdown(r).find("null"), std::string::npos);
+}
+
+TEST(ReportMemory, CpuModeSaysNotMeasuredAndNamesTheAccounting) {
+  json r = cpu_report();
+  r["memory"] = {{"measured", false}, {"peak_bytes", nullptr}, {"compiled_peak_bytes", nullptr}, {"ratio", nullptr}};
+  EXPECT_EQ(rep::detail::memory_line(r), "Peak device memory: not measured (CPU mode)");
+  r = with_memory(cpu_report(), false);
+  std::string md = rep::render_markdown(r);
+  EXPECT_NE(md.find("Peak device memory: not measured (CPU mode); the CPU worker's own accounting, not device "
+                    "memory: 23.4 GiB, 1.83x"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(rep::render_html(r).find("Peak device memory: not measured (CPU mode)"), std::string::npos);
+  // A report from before the figure existed has no line at all.
+  EXPECT_EQ(rep::detail::memory_line(cpu_report()), "");
+  EXPECT_EQ(rep::render_markdown(cpu_report()).find("Peak device memory"), std::string::npos);
+  // Malformed: any shape renders without throwing.
+  for (json bad : {json("x"), json(3), json::array(), json{{"measured", "yes"}, {"peak_bytes", "big"}}}) {
+    r["memory"] = bad;
+    EXPECT_NO_THROW(rep::render_markdown(r));
+    EXPECT_NO_THROW(rep::render_html(r));
+  }
+}
+
+TEST(ReportFormat, MemoryInBinaryUnits) {
+  using rep::detail::format_mem;
+  EXPECT_EQ(format_mem(std::nullopt), "—");
+  EXPECT_EQ(format_mem(512), "512 B");
+  EXPECT_EQ(format_mem(1536), "1.5 KiB");
+  EXPECT_EQ(format_mem(268435456), "256.0 MiB");
+  EXPECT_EQ(format_mem(25125558682.0), "23.4 GiB");
+}
+
 TEST(ReportHtml, GpuReportHasThreeChartsWithBars) {
   std::string html = rep::render_html(gpu_report());
   expect_self_contained(html);

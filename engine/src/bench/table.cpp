@@ -21,7 +21,9 @@ std::optional<double> num(const json& row, const char* key) {
 
 json opt(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
 
-bool is_true(const json& row, const char* key) { return row.contains(key) && row[key].is_boolean() && row[key].get<bool>(); }
+bool is_true(const json& row, const char* key) {
+  return row.is_object() && row.contains(key) && row[key].is_boolean() && row[key].get<bool>();
+}
 
 json level_stats(const std::string& level, const std::vector<const json*>& rows) {
   size_t n = rows.size(), optimized = 0, fallback = 0, errors = 0, correct = 0, host_bound = 0;
@@ -31,7 +33,11 @@ json level_stats(const std::string& level, const std::vector<const json*>& rows)
   std::map<std::string, std::vector<double>> stage;  // per-stage seconds of the rows that have them
   std::vector<double> fast(std::size(kFastP), 0.0);
   bool measured = false;
+  std::optional<double> max_peak_ratio;
   for (const json* r : rows) {
+    // Peak device memory over torch.compile's own: only measured rows (a CPU worker's accounting is not).
+    if (const json& m = (*r).value("memory", json()); is_true(m, "measured"))
+      if (auto x = num(m, "ratio")) max_peak_ratio = std::max(max_peak_ratio.value_or(0.0), *x);
     std::string status = (*r).contains("status") && (*r)["status"].is_string() ? (*r)["status"].get<std::string>() : "error";
     optimized += status == "optimized", fallback += status == "fallback", errors += status == "error";
     if (const json& st = (*r).value("stages", json()); st.is_object()) {
@@ -83,7 +89,8 @@ json level_stats(const std::string& level, const std::vector<const json*>& rows)
           {"headroom", available > 0 ? json(won / available) : json(nullptr)},
           {"headroom_n", headroom_n},
           {"time", time},
-          {"time_n", stage["total"].size()}};
+          {"time_n", stage["total"].size()},
+          {"max_peak_ratio", opt(max_peak_ratio)}};
 }
 
 }  // namespace

@@ -17,7 +17,9 @@
 //   physically available speedup recovered, fallbacks counting 0; headroom_n such rows;
 // - time: medians over the rows that carry per-stage seconds of the problem's total and of its
 //   capture (captured ahead, or the job's load), search, stitch + end-to-end gate, and the bench's
-//   own check and timing; time_n such rows.
+//   own check and timing; time_n such rows;
+// - max_peak_ratio: the largest `memory.ratio` (peak device memory over the problem / torch.compile's
+//   own peak for one call) among the rows whose memory was measured; null when none was.
 // Unmeasured (CPU mode) tables have null speedups and fast_p.
 #pragma once
 

@@ -28,6 +28,7 @@
 #include "report/bench_report.h"
 #include "report/report.h"
 #include "util/error.h"
+#include "worker/memory.h"
 
 namespace kopt::cli {
 
@@ -82,9 +83,33 @@ std::string progress_line(const json& row) {
   if (row.contains("correct") && row["correct"].is_boolean()) s += row["correct"].get<bool>() ? ", correct" : ", NOT correct";
   s += fmt::format(", {}/{} kernel(s) replaced", row.value("accepted_count", 0), row.value("kernels", 0));
   if (row.contains("host_bound") && row["host_bound"] == true) s += ", host-bound";
+  if (std::string mem = report::peak_mem_cell(row); mem != report::detail::kDash) s += ", peak memory " + mem;
   std::string why = row.value("reason", "");
   if (!why.empty()) s += " — " + why.substr(0, 160);
   return s;
+}
+
+// Device memory a worker may keep after forget_bundles beyond what it held before the problem
+// (allocator rounding, Triton's and cuBLAS's workspaces) before the run warns of a leak.
+constexpr int64_t kLeakWarnBytes = 256LL << 20;
+
+// forget_bundles after a problem: the worker drops its state; what it still holds in use goes into the
+// row, with a warning when that is well above what it held before the problem (`before`).
+void forget_problem(worker::Supervisor& sup, json& row, std::optional<int64_t> before) {
+  json f = sup.call({{"op", "forget_bundles"}}, std::chrono::seconds(120));
+  if (!f.value("ok", false)) {
+    std::cerr << "[bench] warning: the worker did not drop the finished problem's state: "
+              << f.value("error", "?").substr(0, 200) << "\n";
+    return;
+  }
+  std::optional<int64_t> after = worker::bytes_of(f, "in_use_bytes");
+  if (!after) return;  // a worker that does not say
+  row["memory_after_forget_bytes"] = *after;
+  if (before && *after > *before + kLeakWarnBytes)
+    std::cerr << fmt::format("[bench] warning: {}: the worker still has {} in use after dropping the "
+                             "problem's bundles, {} before the problem started; later problems have that much less\n",
+                             row.value("problem", "?"), report::detail::format_mem(static_cast<double>(*after)),
+                             report::detail::format_mem(static_cast<double>(*before)));
 }
 
 }  // namespace
@@ -234,8 +259,9 @@ int bench(const BenchOptions& o) {
         std::cerr << fmt::format("[bench {}/{}] {}: running on {} (budget {} s)\n", i + 1, problems.size(), p.id,
                                  o.device == "cpu" ? "the CPU" : "GPU " + gpu, o.budget_s);
         json row;
+        std::optional<int64_t> in_use_before;
         try {
-          row = run_problem({o, out}, p, *sup, db, gpu);
+          row = run_problem({o, out}, p, *sup, db, gpu, &in_use_before);
         } catch (const std::exception& e) {  // a bug shows in this problem's row; the run goes on
           row = {{"format", "kernelopt-bench-row"}, {"level", p.level}, {"problem", p.id}, {"name", p.name},
                  {"status", "error"}, {"failure", "internal"},
@@ -243,10 +269,8 @@ int bench(const BenchOptions& o) {
         }
         row["versions"] = sup->hellos().at(0).value("versions", json::object());
         row["run_id"] = run_id;
+        forget_problem(*sup, row, in_use_before);  // before the record: the row keeps what the worker still holds
         db.add_record("bench", key(p), row);  // one transaction: the row is durable before it counts as done
-        if (json f = sup->call({{"op", "forget_bundles"}}, std::chrono::seconds(120)); !f.value("ok", false))
-          std::cerr << "[bench] warning: the worker did not drop the finished problem's state: "
-                    << f.value("error", "?").substr(0, 200) << "\n";
         std::lock_guard lock(mu);
         rows[i] = row;
         write_outputs();  // before the line: a problem reported done is in the run's files, even if killed next

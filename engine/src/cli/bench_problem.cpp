@@ -11,6 +11,7 @@
 #include "bench/table.h"
 #include "util/error.h"
 #include "verify/rules.h"
+#include "worker/memory.h"
 
 namespace kopt::cli {
 
@@ -88,6 +89,15 @@ std::string failure_kind(const std::string& message) {
   return "error";
 }
 
+std::string failure_kind(const std::string& message, const json& reply) {
+  std::string f = reply.is_object() && reply.contains("failure") && reply["failure"].is_string()
+                      ? reply["failure"].get<std::string>()
+                      : "";
+  if (f == "oom" || f == "timeout") return f;
+  if (f == "crashed") return "crash";
+  return failure_kind(message);
+}
+
 fs::path result_dir(const fs::path& out, const bench::Problem& p) {
   return out / "problems" / (p.bundle ? p.id : p.id.substr(0, p.id.size() - 3));  // without ".py"
 }
@@ -121,9 +131,13 @@ std::optional<double> module_floor_ms(const json& report, double compiled_ms) {
 }
 
 json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervisor& sup, report::ResultsDb& db,
-                 const std::string& gpu) {
+                 const std::string& gpu, std::optional<int64_t>* in_use_before) {
   const BenchOptions& o = c.options;
   auto t0 = std::chrono::steady_clock::now();
+  // Peak device memory over the whole problem: reset now, read when the row is finished. (The job
+  // resets it again before its baseline; nothing of the problem's runs on the worker before that.)
+  worker::MemoryReading start = worker::read_memory(sup, true);
+  if (in_use_before) *in_use_before = start.in_use_bytes;
   fs::path result = result_dir(c.out, p);
   json row = {{"format", "kernelopt-bench-row"}, {"level", p.level},       {"problem", p.id},
               {"name", p.name},                  {"input", p.bundle ? "bundle" : "problem"},
@@ -133,14 +147,22 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
               {"speedup", nullptr},              {"wall_speedup", nullptr}, {"host_bound", nullptr},
               {"kernels", 0},                    {"accepted_count", 0},    {"accepted", json::array()},
               {"vendor_share", nullptr},         {"result_dir", result_dir("", p)}, {"gpu", nullptr},
-              {"stages", nullptr},               {"floor_ms", nullptr}};
+              {"stages", nullptr},               {"floor_ms", nullptr},
+              {"memory", worker::memory_summary({}, std::nullopt)}};
+  json report;  // the job's report.json object, when it finished
   auto finish = [&](json& r) -> json& {
     r["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // After the timings (or the failure): the peak covers the job and the bench's own runs.
+    std::optional<int64_t> compiled;
+    if (report.is_object() && report.contains("memory"))
+      compiled = worker::bytes_of(report["memory"], "compiled_peak_bytes");
+    r["memory"] = worker::memory_summary(worker::read_memory(sup, false), compiled);
     return r;
   };
-  auto fail = [&](const std::string& why) -> json {
+  // `reply`: the worker's failed reply when it is the cause (its own `failure` names the kind).
+  auto fail = [&](const std::string& why, const json& reply = json()) -> json {
     // An error row has no result to count: neither correct nor measured (docs/bench.md).
-    row["status"] = "error", row["reason"] = first_line(why, 400), row["failure"] = failure_kind(why);
+    row["status"] = "error", row["reason"] = first_line(why, 400), row["failure"] = failure_kind(why, reply);
     row["correct"] = nullptr, row["matches_eager"] = nullptr, row["measured"] = false;
     return finish(row);
   };
@@ -152,7 +174,6 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
   oo.target = ahead ? (result / "bundle").string() : p.path, oo.out = result.string(), oo.device = o.device;
   oo.gpus = gpu, oo.agents = o.agents;
   oo.budget_s = o.budget_s, oo.timeout_s = o.timeout_s, oo.mode = o.mode, oo.quiet = !o.verbose;
-  json report;
   std::string opt_error;
   try {
     report = run_optimize(oo, db, &sup);
@@ -168,6 +189,9 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
   else if (p.bundle) bundle = p.path;
   else if (fs::is_regular_file(result / "bundle" / "meta.json")) bundle = (result / "bundle").string();
   if (bundle.empty()) return fail(opt_error);  // never captured: nothing to measure against
+  // A job that ran out of memory (its baseline, recording or profile did not fit, docs/memory.md) is an
+  // error row naming the stage and bytes, not a fallback that would count as 1.0x.
+  if (failure_kind(opt_error) == "oom") return fail(opt_error);
 
   // 2. The result's modules: the optimized ones, or (fallback) the bundle's own.
   bool changed = report.is_object() && report["module"].value("changed", false);
@@ -204,7 +228,7 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
                    {"tolerances", co.tol.to_json()}},
                   timeout);
   if (verify::failed_reply(rm))
-    return fail(opt_error.empty() ? "the result did not run: " + reply_reason(rm) : opt_error);
+    return opt_error.empty() ? fail("the result did not run: " + reply_reason(rm), rm) : fail(opt_error);
   // Within tolerance of torch.compile's output, or else (the fp64 reply) no less accurate than it.
   row["correct"] = rm["vs_baseline"].value("ok", false) || verify::model_verdict(rm, co).passed;
   row["matches_eager"] = rm["vs_eager"].value("ok", false);
@@ -215,7 +239,8 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
   json treq = {{"op", "bench_times"}, {"bundle", bundle}, {"reps", o.reps}};
   if (changed) treq["sources"] = sources;
   json t = sup.call(treq, timeout);
-  if (verify::failed_reply(t)) return fail(opt_error.empty() ? "timing failed: " + reply_reason(t) : opt_error);
+  if (verify::failed_reply(t))
+    return opt_error.empty() ? fail("timing failed: " + reply_reason(t), t) : fail(opt_error);
   if (row["stages"].is_object()) row["stages"]["bench_times"] = since(t_times);
   if (t.value("measured", false)) {
     row["measured"] = true;

@@ -34,8 +34,11 @@ std::optional<double> existing_capture(const std::filesystem::path& bundle, cons
 
 // The row (results.jsonl's format, docs/bench.md) for problem `p`, run on `sup` (one worker on
 // GPU `gpu`, or the CPU worker). The job's result directory is OUT/problems/<id without .py>.
+// `in_use_before`: the worker's device memory in use when the problem started, when it says
+// (the suite runner compares it with what is left after forget_bundles).
 nlohmann::json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervisor& sup,
-                           report::ResultsDb& db, const std::string& gpu);
+                           report::ResultsDb& db, const std::string& gpu,
+                           std::optional<int64_t>* in_use_before = nullptr);
 
 // The object the bench reports render (report/bench_report.h): rows sorted by level and id, the
 // per-level table, and what the run was (suite, settings, shards, how many problems it selected).
@@ -50,5 +53,8 @@ std::optional<double> module_floor_ms(const nlohmann::json& report, double compi
 
 // A failure's kind from its message: import, compile, oom, timeout, crash, needs_gpu or error.
 std::string failure_kind(const std::string& message);
+// The same for a failed worker reply: its own `failure` when that names a kind (oom, timeout,
+// crashed), else from `message`.
+std::string failure_kind(const std::string& message, const nlohmann::json& reply);
 
 }  // namespace kopt::cli

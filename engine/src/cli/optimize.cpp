@@ -32,6 +32,7 @@
 #include "stitch/stitch.h"
 #include "util/error.h"
 #include "verify/end_to_end.h"
+#include "worker/memory.h"
 
 namespace kopt::cli {
 
@@ -50,6 +51,7 @@ struct Job {
   std::unique_ptr<worker::Supervisor> owned;  // the job's own workers, unless given a pool (bench)
   worker::Supervisor* sup = nullptr;
   json hello, ceilings, baseline, profile;
+  json memory;  // report.json's "memory": peak device memory over the job (docs/report.md)
   std::map<std::string, std::vector<json>> launches;  // kernel name -> launch records
   stitch::Pins pins;  // kernel name -> the config the baseline's autotuner settled on (GPU)
   std::vector<agents::KernelProfile> ranked;
@@ -144,6 +146,8 @@ void ceilings(Job& job, report::ResultsDb& db) {
 }
 
 void baseline(Job& job) {
+  // The job's peak device memory counts from here: the ceilings' 2 GiB copy before it is not the model's.
+  worker::read_memory(*job.sup, true);
   job.say("running the baseline module against the eager model");
   job.baseline = must(job.sup->call({{"op", "run_baseline"}, {"bundle", job.bundle_dir}}, job.timeout()),
                       "the baseline run");
@@ -374,10 +378,12 @@ json run_optimize(const OptimizeOptions& o, report::ResultsDb& db, worker::Super
   stage(job, "end_to_end", [&] { end_to_end(job); });
   json report;
   stage(job, "write", [&] {
+    // Read before the reports: a worker that does not answer leaves the figure "not measured".
+    job.memory = worker::memory_summary(worker::read_memory(*job.sup, false), worker::compiled_peak_of(job.baseline));
     write(job);
     report = build_report({job.o, job.out, job.bundle_dir, *job.bundle, job.hello, job.ceilings, job.baseline,
                            job.profile, job.outcomes, job.e2e, job.changed, job.fallback_note, job.stages,
-                           std::chrono::duration<double>(Clock::now() - job.t0).count()});
+                           std::chrono::duration<double>(Clock::now() - job.t0).count(), job.memory});
     report["agents"] = agents.name;
     if (agents.llm) {
       // Every exchange with the LLM, kept with the run (prompts and replies; never the key).

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "profile/access.h"
+#include "report/report.h"
+#include "worker/memory.h"
 
 namespace kopt::cli {
 
@@ -141,6 +143,7 @@ json build_report(const ReportInputs& in) {
           {"ceilings", ceilings},
           {"baseline_vs_eager", {{"match", in.baseline.value("match", false)}}},
           {"module", module},
+          {"memory", in.memory.is_object() ? in.memory : worker::memory_summary({}, std::nullopt)},
           {"note", headline_note},
           {"kernels", kernels},
           {"vendor", vendor},
@@ -163,6 +166,7 @@ void print_summary(const json& r) {
                m["speedup"].get<double>());
   else if (!measured)
     fmt::print("performance not measured (CPU mode): kernels replaced were verified for correctness only\n");
+  if (std::string mem = report::detail::memory_line(r); !mem.empty()) fmt::print("{}\n", mem);
   if (!r.value("note", "").empty()) fmt::print("{}\n", r.value("note", ""));
   if (r.contains("llm") && r["llm"].is_object()) {
     const json& l = r["llm"];

@@ -31,6 +31,7 @@ struct ReportInputs {
   std::string fallback_note;
   const nlohmann::json& stages;
   double elapsed_s;
+  nlohmann::json memory;  // worker::memory_summary of the job; null: not measured
 };
 
 nlohmann::json build_report(const ReportInputs& in);

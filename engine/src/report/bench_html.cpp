@@ -71,7 +71,8 @@ void level_table(std::string& out, const json& b) {
          "<th>N</th><th>optimized</th><th>fallback</th><th>errors</th><th>correct</th>"
          "<th>geomean vs torch.compile (incl. fallbacks)</th><th>geomean optimized only (n/N)</th>";
   for (double p : bench::kFastP) out += fmt::format("<th>fast_{}</th>", bench::p_label(p));
-  out += "<th>wall-time geomean</th><th>host-bound</th><th>headroom recovered (n)</th></tr></thead><tbody>\n";
+  out += "<th>wall-time geomean</th><th>host-bound</th><th>headroom recovered (n)</th>"
+         "<th>max peak mem / torch.compile's</th></tr></thead><tbody>\n";
   for (const json& l : array(b, "levels")) {
     bool m = boolean(l, "measured").value_or(false);
     out += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
@@ -89,14 +90,17 @@ void level_table(std::string& out, const json& b) {
         auto v = number(object(l, "fast_p"), bench::p_label(p));
         out += fmt::format("<td class=\"num\"{}>{}</td>", num_attr(v), pct(v));
       }
-      out += fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\"{}>{} ({})</td></tr>\n",
+      out += fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\"{}>{} ({})</td>",
                          format_speedup(number(l, "wall_geomean")), format_count(l, "host_bound"),
                          num_attr(number(l, "headroom")), pct(number(l, "headroom")), format_count(l, "headroom_n"));
     } else {
       out += "<td>not measured</td><td>not measured</td>";
       for (size_t i = 0; i < std::size(bench::kFastP); ++i) out += "<td>—</td>";
-      out += "<td>not measured</td><td>—</td><td>—</td></tr>\n";
+      out += "<td>not measured</td><td>—</td><td>—</td>";
     }
+    auto peak = number(l, "max_peak_ratio");
+    out += fmt::format("<td class=\"num\"{}>{}</td></tr>\n", num_attr(peak),
+                       peak ? fmt::format("{:.2f}x", *peak) : std::string(kDash));
   }
   out += "</tbody></table></div>\n";
 }
@@ -113,7 +117,7 @@ void problem_table(std::string& out, const json& b, bool measured) {
          "<th>level</th><th>problem</th><th>status</th><th>correct</th><th>= eager</th><th>eager ms</th>"
          "<th>torch.compile ms</th><th>optimized ms</th><th>speedup</th><th>wall compile ms</th><th>wall optimized ms</th>"
          "<th>kernels compile ms</th><th>kernels optimized ms</th><th>host-bound</th><th>accepted kernels</th>"
-         "<th>vendor share</th><th>reason</th></tr></thead><tbody>\n";
+         "<th>vendor share</th><th>peak mem</th><th>reason</th></tr></thead><tbody>\n";
   for (const json& r : array(b, "rows")) {
     auto yn = [&](std::string_view k) {
       auto v = boolean(r, k);
@@ -138,8 +142,12 @@ void problem_table(std::string& out, const json& b, bool measured) {
     for (const json& a : array(r, "accepted")) acc += "<br><code>" + h(a.is_string() ? a.get<std::string>() : "") + "</code>";
     out += fmt::format("<td data-v=\"{}\">{}/{}{}</td>", format_count(r, "accepted_count"),
                        format_count(r, "accepted_count"), format_count(r, "kernels"), acc);
-    out += fmt::format("<td class=\"num\"{}>{}</td><td class=\"note\">{}</td></tr>\n", num_attr(number(r, "vendor_share")),
-                       pct(number(r, "vendor_share")), text(r, "reason").empty() ? kDash : h(text(r, "reason")));
+    // Sorted by the peak's bytes; the cell shows it with its ratio to torch.compile's own peak.
+    std::string mem = peak_mem_cell(r);
+    auto peak = mem == kDash ? std::nullopt : number(object(r, "memory"), "peak_bytes");
+    out += fmt::format("<td class=\"num\"{}>{}</td><td class=\"num\"{}>{}</td><td class=\"note\">{}</td></tr>\n",
+                       num_attr(number(r, "vendor_share")), pct(number(r, "vendor_share")), num_attr(peak), h(mem),
+                       text(r, "reason").empty() ? kDash : h(text(r, "reason")));
   }
   out += "</tbody></table></div>\n";
 }

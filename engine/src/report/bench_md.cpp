@@ -28,6 +28,11 @@ std::string ms3(const json& row, const char* which, const char* key) {
   return format_ms(number(object(row, which), key));
 }
 
+std::string peak_ratio(const json& level) {
+  auto x = number(level, "max_peak_ratio");
+  return x ? fmt::format("{:.2f}x", *x) : std::string(kDash);
+}
+
 std::string yes_no(const json& row, std::string_view key) {
   auto b = boolean(row, key);
   return b ? (*b ? "yes" : "no") : kDash;
@@ -46,8 +51,8 @@ std::string render_bench_markdown(const json& b) {
   out += "| level | N | optimized | fallback | errors | correct | geomean vs torch.compile (incl. fallbacks) | "
          "geomean optimized only (n/N) |";
   for (double p : bench::kFastP) out += fmt::format(" fast_{} |", bench::p_label(p));
-  out += " wall-time geomean | host-bound | headroom recovered (n) |\n|";
-  for (int i = 0; i < 11 + static_cast<int>(std::size(bench::kFastP)); ++i) out += "---|";
+  out += " wall-time geomean | host-bound | headroom recovered (n) | max peak mem / torch.compile's |\n|";
+  for (int i = 0; i < 12 + static_cast<int>(std::size(bench::kFastP)); ++i) out += "---|";
   out += "\n";
   for (const json& l : array(b, "levels")) {
     std::string n = format_count(l, "problems");
@@ -58,13 +63,14 @@ std::string render_bench_markdown(const json& b) {
                          format_count(l, "geomean_n"), format_speedup(number(l, "geomean_optimized")),
                          format_count(l, "optimized_n"), n);
       for (double p : bench::kFastP) out += " " + pct(object(l, "fast_p"), bench::p_label(p)) + " |";
-      out += fmt::format(" {} | {} | {} ({}) |\n", format_speedup(number(l, "wall_geomean")),
+      out += fmt::format(" {} | {} | {} ({}) |", format_speedup(number(l, "wall_geomean")),
                          format_count(l, "host_bound"), pct(l, "headroom"), format_count(l, "headroom_n"));
     } else {
       out += fmt::format("not measured | not measured ({}/{}) |", format_count(l, "optimized"), n);
       for (size_t i = 0; i < std::size(bench::kFastP); ++i) out += " — |";
-      out += " not measured | — | — |\n";
+      out += " not measured | — | — |";
     }
+    out += " " + peak_ratio(l) + " |\n";
   }
   bool timed = false;
   for (const json& l : array(b, "levels")) timed = timed || number(l, "time_n").value_or(0) > 0;
@@ -85,8 +91,8 @@ std::string render_bench_markdown(const json& b) {
   out += "\n## Problems\n\n";
   out += "| level | problem | status | correct | = eager | eager ms | torch.compile ms | optimized ms | speedup | "
          "wall ms (compile → optimized) | kernels ms (compile → optimized) | host-bound | accepted kernels | "
-         "vendor share | reason |\n";
-  out += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+         "vendor share | peak mem | reason |\n";
+  out += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const json& r : array(b, "rows")) {
     const json& acc = array(r, "accepted");
     std::string accepted = format_count(r, "accepted_count") + "/" + format_count(r, "kernels");
@@ -102,12 +108,23 @@ std::string render_bench_markdown(const json& b) {
     } else {
       out += "not measured | not measured | not measured | — | — | — | — | ";
     }
-    out += fmt::format("{} | {} | {} |\n", cell(accepted), pct(r, "vendor_share"), cell(text(r, "reason")));
+    out += fmt::format("{} | {} | {} | {} |\n", cell(accepted), pct(r, "vendor_share"), peak_mem_cell(r),
+                       cell(text(r, "reason")));
   }
   out += "\nSpeedup: torch.compile's GPU time per call over the optimized model's, both through the same call path "
          "(docs/bench.md). A fallback keeps torch.compile's modules and counts 1.0×. Host-bound: torch.compile's "
-         "wall time per call is more than twice its kernels' time, so a kernel speedup barely reaches the user.\n";
+         "wall time per call is more than twice its kernels' time, so a kernel speedup barely reaches the user. Peak mem: "
+         "the most device memory the problem's worker held at once (its job and the bench's timing), and that over "
+         "torch.compile's own peak for one call of the model.\n";
   return out;
+}
+
+std::string peak_mem_cell(const json& r) {
+  const json& m = object(r, "memory");
+  auto peak = number(m, "peak_bytes");
+  if (boolean(m, "measured") != true || !peak) return kDash;
+  auto ratio = number(m, "ratio");
+  return ratio ? fmt::format("{} ({:.1f}x)", format_mem(peak), *ratio) : format_mem(peak);
 }
 
 // "NVIDIA H200 (torch … · triton …) · budget 60 s per problem · shard 0/1 · 31 of 31 problems"

@@ -20,6 +20,10 @@ namespace kopt::report {
 std::string render_bench_markdown(const nlohmann::json& bench);
 std::string render_bench_html(const nlohmann::json& bench);
 
+// A row's peak device memory, "23.4 GiB (1.8x)" (peak over the problem, and that over torch.compile's
+// own peak for one call), or "—" when the row's memory was not measured.
+std::string peak_mem_cell(const nlohmann::json& row);
+
 // "NVIDIA H200 (torch … · triton …) · budget 60 s per problem · … · 31 of 31 problems".
 std::string bench_setup_line(const nlohmann::json& bench);
 

@@ -60,6 +60,11 @@ std::string format_speedup(std::optional<double> x);
 std::string format_bytes(std::optional<double> b);
 std::string format_flops(std::optional<double> f);
 std::string format_count(const nlohmann::json& j, std::string_view key);
+// Memory sizes in binary units, as torch.cuda and nvidia-smi give them: "23.4 GiB", "512.0 MiB".
+std::string format_mem(std::optional<double> bytes);
+// The report's `memory` in one line: "Peak device memory: 23.4 GiB, 1.83x torch.compile's own peak for
+// one call of the model (12.8 GiB)", or "... not measured (CPU mode)"; "" when the report has none.
+std::string memory_line(const nlohmann::json& report);
 // "2.37×" when both are present and the floor is positive.
 std::string format_above_floor(std::optional<double> ms, std::optional<double> floor_ms);
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -153,6 +154,34 @@ std::string decimal_units(double v, const char* unit) {
 
 std::string format_bytes(std::optional<double> b) { return b ? decimal_units(*b, "B") : kDash; }
 std::string format_flops(std::optional<double> f) { return f ? decimal_units(*f, "FLOP") : kDash; }
+
+std::string format_mem(std::optional<double> b) {
+  if (!b) return kDash;
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = *b;
+  size_t u = 0;
+  while (std::fabs(v) >= 1024 && u + 1 < std::size(units)) v /= 1024, ++u;
+  return u == 0 ? fmt::format("{:.0f} B", v) : fmt::format("{:.1f} {}", v, units[u]);
+}
+
+std::string memory_line(const json& r) {
+  const json& m = object(r, "memory");
+  if (m.empty()) return "";  // a report from before the figure existed
+  auto peak = number(m, "peak_bytes"), compiled = number(m, "compiled_peak_bytes"), ratio = number(m, "ratio");
+  std::string figure = format_mem(peak);
+  if (ratio)
+    figure += fmt::format(", {:.2f}x torch.compile's own peak for one call of the model ({})", *ratio,
+                          format_mem(compiled));
+  else if (compiled)
+    figure += fmt::format(" (torch.compile's own peak for one call of the model: {})", format_mem(compiled));
+  if (boolean(m, "measured") == true && peak) return "Peak device memory: " + figure;
+  // In CPU mode a worker may still count what it allocated: shown, but never as a device figure.
+  bool cpu = text(r, "device") == "cpu" || !performance_measured(r);
+  if (!cpu) return "Peak device memory: not measured (the worker did not report it)";
+  std::string s = "Peak device memory: not measured (CPU mode)";
+  if (peak) s += "; the CPU worker's own accounting, not device memory: " + figure;
+  return s;
+}
 
 std::string format_count(const json& j, std::string_view key) {
   const json* v = field(j, key);

@@ -413,6 +413,7 @@ std::string render_html(const json& r) {
   out += fmt::format("<body data-performance-measured=\"{}\">\n", measured ? "true" : "false");
   out += "<h1>kernelopt report" + (bundle.empty() ? std::string() : ": <code>" + h(bundle) + "</code>") + "</h1>\n";
   headline(out, r, measured);
+  if (std::string mem = memory_line(r); !mem.empty()) out += "<p id=\"memory\">" + h(mem) + "</p>\n";
   overview(out, r);
   kernel_chart(out, r, measured);
   kernel_table(out, r, measured);

@@ -321,6 +321,7 @@ std::string render_markdown(const json& r) {
   std::string bundle = text(r, "bundle");
   out += "# kernelopt report" + (bundle.empty() ? std::string() : ": " + md_code(bundle, false)) + "\n\n";
   headline(out, r, measured);
+  if (std::string mem = memory_line(r); !mem.empty()) out += md_text(mem) + "\n\n";
   overview(out, r);
   stages(out, r);
   split(out, r, measured);

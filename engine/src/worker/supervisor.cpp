@@ -94,6 +94,12 @@ std::vector<nlohmann::json> Supervisor::hellos() {
   return out;
 }
 
+namespace {
+nlohmann::json shutdown_reply() {
+  return {{"ok", false}, {"failure", "shutdown"}, {"error", "kernelopt is shutting down"}};
+}
+}  // namespace
+
 nlohmann::json Supervisor::call(nlohmann::json req, std::chrono::milliseconds timeout) {
   Slot* slot = nullptr;
   {
@@ -101,14 +107,35 @@ nlohmann::json Supervisor::call(nlohmann::json req, std::chrono::milliseconds ti
     cv_.wait(lock, [&] {
       return down_ || std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.busy; });
     });
-    if (down_) return {{"ok", false}, {"failure", "shutdown"}, {"error", "kernelopt is shutting down"}};
+    if (down_) return shutdown_reply();
     slot = &*std::find_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.busy; });
     slot->busy = true;
   }
+  return run_on(*slot, std::move(req), timeout);
+}
+
+std::vector<nlohmann::json> Supervisor::call_each(const nlohmann::json& req, std::chrono::milliseconds timeout) {
+  std::vector<nlohmann::json> out;
+  for (Slot& s : slots_) {  // slots_ never changes size after construction
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return down_ || !s.busy; });
+      if (down_) {
+        out.push_back(shutdown_reply());
+        continue;
+      }
+      s.busy = true;
+    }
+    out.push_back(run_on(s, req, timeout));
+  }
+  return out;
+}
+
+nlohmann::json Supervisor::run_on(Slot& slot, nlohmann::json req, std::chrono::milliseconds timeout) {
   uint64_t id = next_id_++;
   req["id"] = id;
   Failure f = Failure::None;
-  auto reply = slot->proc->request(req, timeout, f);
+  auto reply = slot.proc->request(req, timeout, f);
   nlohmann::json out;
   bool replace = false;
   if (reply) {
@@ -120,13 +147,13 @@ nlohmann::json Supervisor::call(nlohmann::json req, std::chrono::milliseconds ti
            {"failure", failure_name(f)},
            {"error", f == Failure::Timeout ? fmt::format("no reply within {} ms; worker killed", timeout.count())
                                            : std::string("worker process died or wrote garbage; worker replaced")},
-           {"stderr_tail", slot->proc->stderr_tail()}};
+           {"stderr_tail", slot.proc->stderr_tail()}};
     replace = true;
   }
   if (replace) {
-    slot->proc->kill();
+    slot.proc->kill();
     try {
-      start(*slot);
+      start(slot);
       replacements_++;
     } catch (const std::exception& e) {
       out["replacement_error"] = e.what();
@@ -134,9 +161,10 @@ nlohmann::json Supervisor::call(nlohmann::json req, std::chrono::milliseconds ti
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    slot->busy = false;
+    slot.busy = false;
   }
-  cv_.notify_one();
+  // All: a call_each waits for one particular worker, a call for any; one wake-up could miss either.
+  cv_.notify_all();
   return out;
 }
 

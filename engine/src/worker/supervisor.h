@@ -38,6 +38,9 @@ class Supervisor {
   // come back as {"ok": false, "failure": "timeout"|"crashed"|"protocol_error",
   // "error": ..., "stderr_tail": ...}.
   nlohmann::json call(nlohmann::json req, std::chrono::milliseconds timeout);
+  // Sends `req` to every worker in turn (waiting for each to be idle) and returns their replies in
+  // slot order: per-process state such as device memory is only complete when every worker answers.
+  std::vector<nlohmann::json> call_each(const nlohmann::json& req, std::chrono::milliseconds timeout);
 
   // The hello replies of the workers (versions, device, ceilings).
   std::vector<nlohmann::json> hellos();
@@ -52,6 +55,8 @@ class Supervisor {
     bool busy = false;
   };
   void start(Slot& s);
+  // Runs `req` on `s`, which the caller has marked busy; frees it and replaces a failed worker.
+  nlohmann::json run_on(Slot& s, nlohmann::json req, std::chrono::milliseconds timeout);
 
   SupervisorOptions opts_;
   std::vector<Slot> slots_;

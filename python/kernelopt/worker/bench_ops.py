@@ -25,7 +25,6 @@ user-visible one.
 
 from __future__ import annotations
 
-import gc
 import statistics
 import time
 from collections import defaultdict
@@ -134,11 +133,13 @@ def side_by_side(state, req: dict) -> dict:
 def forget_bundles(req: dict) -> dict:
     """Drops every loaded bundle, compiled candidate and Dynamo cache entry, and returns cached GPU
     memory: one worker serves a whole suite, and one problem's tensors must not crowd the next."""
+    from . import memory, timing
+
     n = len(_bundles)
     _bundles.clear()
     _candidates.clear()
     torch._dynamo.reset()
-    gc.collect()
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
-    return {"forgotten": n}
+    timing.release()
+    memory.set_compiled_peak(None)
+    memory.release_cache()
+    return {"forgotten": n, "held_bytes": memory.held_bytes(), "in_use_bytes": memory.in_use()}

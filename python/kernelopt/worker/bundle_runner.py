@@ -51,7 +51,11 @@ def rebuild_problem(bundle_dir: str | Path, device: str) -> tuple[torch.nn.Modul
 
             pin_recorded_configs(model, inputs, meta)
         return model, inputs
-    model, inputs, _ = build_problem(Path(bundle_dir) / meta["problem"], meta["seed"], device, dtype)
+    # Inputs drawn where capture drew them (on a GPU for bundles that say so), so the same values;
+    # CPU mode draws them on the CPU (other values for such bundles: correctness needs no particular ones).
+    drawn_on = meta.get("inputs_device", "cpu")
+    model, inputs, _ = build_problem(Path(bundle_dir) / meta["problem"], meta["seed"], device, dtype,
+                                     inputs_device=drawn_on if drawn_on == device else "cpu")
     return model, inputs
 
 

@@ -236,7 +236,18 @@ def capture(
 
         return capture_helion(problem_path, out_dir, seed, device, dtype, force, started)
     problem = load_problem(problem_path)
-    model, inputs, init_inputs = build_problem(problem, seed, device, DTYPES.get(dtype))
+    stages: dict[str, float] = {}
+    clock = [time.monotonic()]
+
+    def stage(name: str) -> None:  # where capture's time goes (meta.json capture_stages)
+        now = time.monotonic()
+        stages[name] = round(now - clock[0], 3)
+        clock[0] = now
+
+    drawn: dict = {}
+    model, inputs, init_inputs = build_problem(problem, seed, device, DTYPES.get(dtype), inputs_device=device,
+                                               drawn=drawn)
+    stage("build")
 
     torch._dynamo.reset()  # no graphs cached from an earlier capture in this process
     recorder = _Recorder(patches)
@@ -245,7 +256,7 @@ def capture(
     # compile; the FX graph cache is fine (it sits inside compile_fx_inner).
     with torch.no_grad(), torch._functorch.config.patch(enable_autograd_cache=False):
         try:
-            compiled_model(*inputs)
+            compiled_out = compiled_model(*inputs)
         except Exception as e:
             raise CaptureError(
                 f"torch.compile failed: {_one_line(e)}", "rerun with KERNELOPT_DEBUG=1 for the traceback"
@@ -256,8 +267,14 @@ def capture(
                 "torch.compile ran no Inductor-generated module (Dynamo fell back to eager)",
                 "rerun with TORCH_LOGS=graph_breaks,recompiles to see why",
             )
-        compiled_out = compiled_model(*inputs)
+        stage("compile")
         eager_out = model(*inputs)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        stage("eager")
+    eager_vs_compiled = _compare(eager_out, compiled_out)
+    del eager_out
+    stage("compare")
 
     graphs = [
         {
@@ -284,11 +301,14 @@ def capture(
         "inputs": [_describe_input(x) for x in inputs],
         "outputs": [_describe_input(o) for o in _flatten(compiled_out)],
         "graphs": graphs,
-        "eager_vs_compiled": _compare(eager_out, compiled_out),
+        "eager_vs_compiled": eager_vs_compiled,
+        "inputs_device": drawn.get("inputs_device", "cpu"),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "capture_seconds": round(time.monotonic() - started, 3),
     }
     _write_bundle(out_dir, force, problem_path, [g["source"] for g in recorder.executed], meta)
+    stage("write")
+    meta["capture_stages"] = stages  # printed; the bundle's meta.json keeps capture_seconds
     return meta
 
 
@@ -349,6 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"kernelopt capture: wrote {args.out}: {len(meta['graphs'])} graph(s), "
         f"max_abs={diff['max_abs']} max_rel={diff['max_rel']}, {meta['capture_seconds']:.1f}s"
+        + (" (" + ", ".join(f"{k} {v:.1f}s" for k, v in meta["capture_stages"].items()) + ")"
+           if meta.get("capture_stages") else "")
     )
     return 0
 

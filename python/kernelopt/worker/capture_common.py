@@ -94,20 +94,25 @@ def seed_all(seed: int) -> None:
         pass
 
 
-def build_problem(problem, seed: int = 0, device: str = "cpu", dtype: torch.dtype | None = None):
+def build_problem(problem, seed: int = 0, device: str = "cpu", dtype: torch.dtype | None = None,
+                  inputs_device: str = "cpu", drawn: dict | None = None):
     """Return (model, inputs, init_inputs) exactly as capture builds them.
 
-    Weights and inputs are always created on the CPU (the problem's own code does
-    that) under fixed seeds, cast, then moved, so the same (problem, seed, dtype)
-    gives bit-identical values on any machine. `problem` is a path or a module.
-    """
+    Weights are always created on the CPU (the problem's own code does that) under fixed seeds,
+    cast, then moved, so the same (problem, seed, dtype) gives bit-identical weights on any machine.
+    Inputs are drawn on `inputs_device`: the CPU (bit-identical anywhere), or the GPU, where
+    inputs of several GB take milliseconds instead of tens of seconds; the bundle records which
+    (meta.json `inputs_device`) and every rebuild on that device draws the same values. A problem
+    whose get_inputs() cannot run there (a CPU generator, numpy) is drawn on the CPU instead; the
+    device actually used is put in `drawn["inputs_device"]`. `problem` is a path or a module."""
     module = problem if hasattr(problem, "Model") else load_problem(problem)
     try:
         seed_all(seed)
         init_inputs = list(module.get_init_inputs())
         model = module.Model(*init_inputs)
-        seed_all(seed + 1)
-        inputs = list(module.get_inputs())
+        inputs = _draw_inputs(module, seed, inputs_device)
+        if drawn is not None:
+            drawn["inputs_device"] = inputs_device_of(inputs)
     except Exception as e:
         raise CaptureError(f"building the problem failed: {_one_line(e)}", "fix Model/get_inputs/get_init_inputs") from e
     if dtype is not None:
@@ -116,6 +121,23 @@ def build_problem(problem, seed: int = 0, device: str = "cpu", dtype: torch.dtyp
     model = model.to(device).eval()
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
     return model, inputs, init_inputs
+
+
+def _draw_inputs(module, seed: int, inputs_device: str) -> list:
+    if inputs_device != "cpu":
+        try:
+            seed_all(seed + 1)
+            with torch.device(inputs_device):
+                return list(module.get_inputs())
+        except Exception:  # noqa: BLE001 - drawn on the CPU below, as problems always were
+            pass
+    seed_all(seed + 1)
+    return list(module.get_inputs())
+
+
+def inputs_device_of(inputs: list) -> str:
+    """Where the inputs were drawn, for meta.json ("cpu" when there are no tensor inputs)."""
+    return next((x.device.type for x in inputs if isinstance(x, torch.Tensor)), "cpu")
 
 
 def _is_float_tensor(x: Any) -> bool:
@@ -152,13 +174,21 @@ def _compare(eager: Any, compiled: Any) -> dict:
             continue
         if not isinstance(c, torch.Tensor) or c.shape != e.shape:
             return {"max_abs": None, "max_rel": None, "note": "compiled outputs differ in structure or shape"}
-        e, c = e.detach().double().cpu(), c.detach().double().cpu()
-        diff = (c - e).abs()
-        diff[(c == e) | (c.isnan() & e.isnan())] = 0  # equal infinities and NaN-vs-NaN are no difference
-        if diff.numel():
-            d = diff.max().item()
+        # In slices on the outputs' own device (compare.py's): whole float64 copies on the host took
+        # most of a capture's time for outputs of several GB.
+        from .compare import _slices
+
+        d = m = 0.0
+        for cs, es in _slices(c.detach(), e.detach(), 48):
+            es, cs = es.double(), cs.to(es.device).double()
+            diff = (cs - es).abs()
+            diff[(cs == es) | (cs.isnan() & es.isnan())] = 0  # equal infinities and NaN-vs-NaN are no difference
+            if diff.numel():
+                d = max(d, diff.max().item())
+                m = max(m, es.abs().nan_to_num(posinf=0, neginf=0).max().item())
+        if e.numel():
             max_abs = max(max_abs, d)
-            max_rel = max(max_rel, d / max(e.abs().nan_to_num(posinf=0, neginf=0).max().item(), 1e-30))
+            max_rel = max(max_rel, d / max(m, 1e-30))
     if len(e_leaves) != len(c_leaves):
         return {"max_abs": None, "max_rel": None, "note": "compiled and eager return different numbers of outputs"}
     return {"max_abs": max_abs, "max_rel": max_rel}

@@ -49,25 +49,44 @@ def tolerances(spec: dict | None) -> Tolerances:
     return out
 
 
-def compare_tensor(got: torch.Tensor, want: torch.Tensor, tols: Tolerances | None = None) -> dict:
+def compare_tensor(got: torch.Tensor, want: torch.Tensor, tols: Tolerances | None = None,
+                   promote: bool = False) -> dict:
+    """`got` against `want` by the three criteria. `promote`: `got` may be of a narrower floating
+    dtype than a float64 `want` (a model output against its float64 reference), read as float64 like
+    `want` (the tolerances are `want`'s, as when `got` was upcast whole). The tensors may live on different devices (a reference kept on the host).
+
+    Computed in slices along the largest dimension, each converted to float64 on `got`'s device,
+    never whole float64 copies: the slice size comes from the worker's memory plan. Every quantity
+    is a maximum, a conjunction or an elementwise test, so the verdict and every reported number
+    are the same whatever the slicing."""
     out = {"shape": list(want.shape), "dtype": str(want.dtype).removeprefix("torch.")}
-    if got.shape != want.shape or got.dtype != want.dtype:
+    dtype_ok = got.dtype == want.dtype or (promote and want.dtype == torch.float64 and got.is_floating_point())
+    if got.shape != want.shape or not dtype_ok:
         out.update(ok=False, reason=f"got {list(got.shape)} {got.dtype}, want {list(want.shape)} {want.dtype}")
         return out
     if not want.is_floating_point():
-        diff = int((got != want).sum())
+        diff = sum(int((g.to(want.device) != w).sum()) for g, w in _slices(got, want, 2 * want.element_size() + 1))
         out.update(ok=diff == 0, mismatched=diff)
         return out
     atol, rtol = (tols or DEFAULT_TOLERANCES).get(want.dtype, (0.0, 0.0))
-    g, w = got.double(), want.double()
-    nan_ok = bool(torch.equal(torch.isnan(g), torch.isnan(w)))
-    inf_ok = bool(torch.equal(torch.isinf(g) & (g > 0), torch.isinf(w) & (w > 0))) and bool(
-        torch.equal(torch.isinf(g) & (g < 0), torch.isinf(w) & (w < 0)))
-    finite = torch.isfinite(w) & torch.isfinite(g)
-    diff = (g - w).abs()[finite]
-    max_abs = float(diff.max()) if diff.numel() else 0.0
-    scale = float(w[finite].abs().max()) if diff.numel() else 0.0
-    allclose = bool((diff <= atol + rtol * w.abs()[finite]).all()) if diff.numel() else True
+    nan_ok = inf_ok = allclose = True
+    max_abs = scale = 0.0
+    n_finite = 0
+    for gs, ws in _slices(got, want, _BYTES_PER_COMPARED_ELEMENT):
+        g, w = gs.double(), ws.to(gs.device).double()
+        nan_ok = nan_ok and bool(torch.equal(torch.isnan(g), torch.isnan(w)))
+        inf_ok = inf_ok and bool(torch.equal(torch.isinf(g) & (g > 0), torch.isinf(w) & (w > 0))) and bool(
+            torch.equal(torch.isinf(g) & (g < 0), torch.isinf(w) & (w < 0)))
+        finite = torch.isfinite(w) & torch.isfinite(g)
+        wf = w[finite]
+        diff = (g[finite] - wf).abs_()
+        del g, w, finite
+        if diff.numel():
+            n_finite += diff.numel()
+            max_abs = max(max_abs, float(diff.max()))
+            wf = wf.abs_()
+            scale = max(scale, float(wf.max()))
+            allclose = allclose and bool((diff <= wf.mul_(rtol).add_(atol)).all())
     scaled = max_abs <= (rtol * scale if scale > 0 else atol)
     rounding = scale > 0 and max_abs <= ROUNDING_FRACTION * rtol * scale
     out.update(
@@ -85,6 +104,43 @@ def compare_tensor(got: torch.Tensor, want: torch.Tensor, tols: Tolerances | Non
     return out
 
 
+# float64 copies of both slices, their difference, the finite mask and the masked copies: what one
+# compared element costs while its slice is alive.
+_BYTES_PER_COMPARED_ELEMENT = 48
+# No slice above this many elements (about 1.5 GB of temporaries), none below the floor.
+_MAX_SLICE = 1 << 25
+_MIN_SLICE = 1 << 10
+
+
+def slice_elements(bytes_per_element: int) -> int:
+    """How many elements one slice may hold: half of what the memory plan has free, within bounds."""
+    from . import memory
+
+    room = memory.free() // 2 // max(1, bytes_per_element)
+    return int(max(_MIN_SLICE, min(_MAX_SLICE, room)))
+
+
+def _slices(got: torch.Tensor, want: torch.Tensor, bytes_per_element: int):
+    """Matching slices of `got` and `want` along their largest dimension (whole for small tensors)."""
+    limit = slice_elements(bytes_per_element)
+    n = want.numel()
+    if n <= limit or want.dim() == 0:
+        yield got, want
+        return
+    dim = max(range(want.dim()), key=lambda d: want.shape[d])
+    inner = n // want.shape[dim]
+    if inner > limit and want.dim() > 1:
+        # Even one index of the largest dimension is too much: slice each index of the first other
+        # dimension in turn (recursively), so no slice exceeds the limit.
+        for i in range(want.shape[dim]):
+            yield from _slices(got.select(dim, i), want.select(dim, i), bytes_per_element)
+        return
+    step = max(1, limit // max(1, inner))
+    for start in range(0, want.shape[dim], step):
+        length = min(step, want.shape[dim] - start)
+        yield got.narrow(dim, start, length), want.narrow(dim, start, length)
+
+
 def compare_args(got: list, want: list, tols: Tolerances | None = None, skip: set | frozenset = frozenset()) -> dict:
     """Every tensor argument after a kernel run (outputs, in-place buffers and inputs alike),
     except the argument indices in `skip` (scratch space whose contents nobody reads)."""
@@ -97,11 +153,11 @@ def compare_args(got: list, want: list, tols: Tolerances | None = None, skip: se
     return {"ok": ok, "rounding_only": not ok and all(p.get("rounding_ok", p["ok"]) for p in per), "args": per}
 
 
-def compare_outputs(got, want, tols: Tolerances | None = None) -> dict:
-    """Model outputs (any pytree) by the model-level rule."""
+def compare_outputs(got, want, tols: Tolerances | None = None, promote: bool = False) -> dict:
+    """Model outputs (any pytree) by the model-level rule (`promote`: against a float64 reference)."""
     gl = [x for x in tree_leaves(got) if isinstance(x, torch.Tensor)]
     wl = [x for x in tree_leaves(want) if isinstance(x, torch.Tensor)]
     if len(gl) != len(wl):
         return {"ok": False, "reason": f"{len(gl)} output tensors, want {len(wl)}", "outputs": []}
-    per = [compare_tensor(g, w, tols) for g, w in zip(gl, wl)]
+    per = [compare_tensor(g, w, tols, promote) for g, w in zip(gl, wl)]
     return {"ok": all(p.get("scaled_ok", p["ok"]) for p in per), "outputs": per}

@@ -10,7 +10,7 @@ from collections import defaultdict
 
 import torch
 
-from . import timing
+from . import memory, timing
 from .bundle_ops import (BundleState, _candidate_launcher, _stitched_modules, get_bundle, model_runner, problem_of,
                          run_baseline)
 from .bundle_runner import call_args
@@ -30,9 +30,20 @@ def _timed_launch(launcher, rec: LaunchRecord, poisoned: tuple = ()):
     poisons the pure outputs (NaN), outside the timed region. The poison makes every repetition
     start from outputs that hold nothing of the previous call, so a candidate that keeps its result
     across calls and skips the work when the output is already there cannot be timed as fast."""
+    rec.use("timing a kernel")
+    memory.reserve(memory.storage_bytes(rec.args), "timing a kernel", keep=(rec,))
     args = rec.fresh_args()
+    return _launch_on(launcher, rec, args), restore_and_poison(args, rec, poisoned)
+
+
+def _launch_on(launcher, rec: LaunchRecord, args: list):
     stream = torch.cuda.current_stream().cuda_stream
-    return (lambda: launcher.run(*args, stream=stream, **rec.kwargs)), restore_and_poison(args, rec, poisoned)
+
+    def fn():
+        launcher.run(*args, stream=stream, **rec.kwargs)
+
+    fn.args = args
+    return fn
 
 
 def restore_and_poison(args: list, rec: LaunchRecord, poisoned: tuple = ()):
@@ -60,9 +71,11 @@ def time_kernel(req: dict) -> dict:
     if req.get("source") is not None or req.get("config") is not None:
         launchers.append(_candidate_launcher(state, rec, req.get("source"), req.get("config")))
     poisoned = tuple(req.get("poison", ()))
-    pairs = [_timed_launch(lau, rec, poisoned) for lau in launchers]
-    results = timing.time_interleaved([f for f, _ in pairs], reps=req.get("reps", 50),
-                                      prepare=[p for _, p in pairs])
+    # One set of buffers for both: each repetition's prepare restores it before the launch it times.
+    fn, prepare = _timed_launch(launchers[0], rec, poisoned)
+    args = fn.args
+    fns = [fn] + [_launch_on(lau, rec, args) for lau in launchers[1:]]
+    results = timing.time_interleaved(fns, reps=req.get("reps", 50), prepare=[prepare] * len(fns))
     out = {"measured": True, "baseline": results[0]}
     if len(results) > 1:
         out["candidate"] = results[1]

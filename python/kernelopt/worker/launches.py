@@ -6,6 +6,12 @@ updates in place).
 A recorded tensor keeps its whole storage (a launch may pass a view into a
 larger buffer and index beyond the view's shape), copied before the launch, so
 buffers the kernel writes in place are recorded as they were going in.
+
+Records are the largest state a worker keeps (every launch's storages, twice: before and after),
+so they follow the memory plan (memory.py): an argument the launch left unchanged is kept once
+(its "after" is the "before"), a large "after" lives on the host (it is only ever compared, in
+slices), and a record is Spillable — moved to the host while other requests need the room, and
+back to the device when its kernel runs again (`use`).
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+from . import memory
 
 
 def snapshot(t: torch.Tensor) -> torch.Tensor:
@@ -35,18 +43,56 @@ def restore(dst: torch.Tensor, src: torch.Tensor) -> None:
     dst.untyped_storage().copy_(src.untyped_storage())
 
 
-@dataclass
-class LaunchRecord:
+@dataclass(eq=False)
+class LaunchRecord(memory.Spillable):
     graph: int
     kernel: str  # the module variable the launch used
     index: int  # this kernel's n-th launch in the graph
     args: list[Any]  # tensors snapshotted before the launch; ints/floats as passed
     kwargs: dict[str, Any] = field(default_factory=dict)
-    after: list[Any] = field(default_factory=list)  # the same arguments right after the launch
+    # The same arguments right after the launch: None where the launch changed nothing (the "before"
+    # snapshot stands for both), else a snapshot, on the host on a GPU (it is only ever compared).
+    after: list[Any] = field(default_factory=list)
+
+    def __post_init__(self):
+        memory.Spillable.__init__(self)
+        self.device = next((a.device for a in self.args if isinstance(a, torch.Tensor)), None)
+        self._stats: dict[int, tuple] = {}
+
+    def tensors(self) -> list[torch.Tensor]:
+        return [a for a in self.args if isinstance(a, torch.Tensor)]
+
+    def kept(self) -> list[torch.Tensor]:
+        return [a for a in self.after if isinstance(a, torch.Tensor)]
+
+    def _place(self, tensors: list[torch.Tensor]) -> None:
+        it = iter(tensors)
+        self.args = [next(it) if isinstance(a, torch.Tensor) else a for a in self.args]
+
+    def after_args(self) -> list[Any]:
+        """The arguments as the launch left them (`after` keeps None where nothing changed)."""
+        return [b if a is None else a for a, b in zip(self.after, self.args)]
 
     def fresh_args(self) -> list[Any]:
         """New tensors holding the recorded values (a run may write into them)."""
         return fresh_copies(self.args)
+
+    def _tensor_stats(self, i: int, a: torch.Tensor) -> tuple:
+        """What synthesis draws from for argument `i`, computed once per record: ("float", mean, std),
+        ("bool", p) or ("int", lo, hi). In fixed slices (never sized by the memory plan, so the values
+        drawn do not depend on how much memory is free), whole for tensors of up to one slice."""
+        if i not in self._stats:
+            whole = torch.empty(0, dtype=a.dtype, device=a.device).set_(a.untyped_storage())
+            flat = whole if whole.numel() else torch.ones(1, dtype=a.dtype, device=a.device)
+            if a.dtype.is_floating_point:
+                work = torch.float64 if a.dtype == torch.float64 else torch.float32
+                self._stats[i] = ("float",) + _mean_std(flat, work)
+            elif a.dtype == torch.bool:
+                self._stats[i] = ("bool", sum(float(c.float().sum()) for c in _chunks(flat)) / flat.numel())
+            else:
+                self._stats[i] = ("int", min(int(c.min()) for c in _chunks(flat)),
+                                  max(int(c.max()) for c in _chunks(flat)))
+        return self._stats[i]
 
     def synthesized_args(self, seed: int) -> list[Any]:
         """Fresh random tensors shaped like the recorded ones, for correctness runs on many seeds.
@@ -60,30 +106,23 @@ class LaunchRecord:
         # CPU took seconds per argument and per seed (G2 spent a minute on a 64M-element softmax).
         gens: dict[torch.device, torch.Generator] = {}
         out = []
-        for a in self.args:
+        for i, a in enumerate(self.args):
             if not isinstance(a, torch.Tensor):
                 out.append(a)
                 continue
             dev = a.device
             gen = gens.setdefault(dev, torch.Generator(device=dev).manual_seed(seed))
-            whole = torch.empty(0, dtype=a.dtype, device=dev).set_(a.untyped_storage())
-            flat = whole if whole.numel() else torch.ones(1, dtype=a.dtype, device=dev)
             n = a.untyped_storage().nbytes() // a.element_size()
-            if a.dtype.is_floating_point:
+            stats = self._tensor_stats(i, a)
+            if stats[0] == "float":
                 work = torch.float64 if a.dtype == torch.float64 else torch.float32
-                finite = torch.isfinite(flat)
-                vals = flat if bool(finite.all()) else flat[finite]
-                vals = vals.to(work)
-                std = float(vals.std()) if vals.numel() > 1 else 1.0
-                mean = float(vals.mean()) if vals.numel() else 0.0
-                del vals, finite
+                _, mean, std = stats
                 vals = torch.randn(n, generator=gen, device=dev, dtype=work)
                 vals = vals.mul_(std or 1.0).add_(mean).to(a.dtype)  # in place: GB-sized inputs, one temporary
-            elif a.dtype == torch.bool:
-                p = float(flat.float().mean())
-                vals = torch.rand(n, generator=gen, device=dev) < p
+            elif stats[0] == "bool":
+                vals = torch.rand(n, generator=gen, device=dev) < stats[1]
             else:
-                lo, hi = int(flat.min()), int(flat.max())
+                _, lo, hi = stats
                 vals = torch.randint(lo, hi + 1, (n,), generator=gen, device=dev, dtype=torch.int64).to(a.dtype)
             t = torch.empty(0, dtype=a.dtype, device=dev)
             t.set_(vals.untyped_storage(), a.storage_offset(), a.size(), a.stride())
@@ -113,15 +152,65 @@ class _Recording:
     def run(self, *args, **kwargs):
         n = self._counts.get(self._var, 0)
         self._counts[self._var] = n + 1
+        memory.reserve(memory.storage_bytes(args), "recording launches")  # older records may move to the host
         recorded = [snapshot(a) if isinstance(a, torch.Tensor) else a for a in args]
         rec = LaunchRecord(self._graph, self._var, n, recorded, {k: v for k, v in kwargs.items() if k != "stream"})
         self._sink.append(rec)
         result = self._real.run(*args, **kwargs)
-        rec.after = [snapshot(a) if isinstance(a, torch.Tensor) else a for a in args]
+        rec.after = [_after(a, r) if isinstance(a, torch.Tensor) else a for a, r in zip(args, recorded)]
         return result
 
     def __getattr__(self, name):
         return getattr(self._real, name)
+
+
+def _after(a: torch.Tensor, before: torch.Tensor) -> torch.Tensor | None:
+    """What the launch left in `a`: None where nothing changed, else a snapshot on the host."""
+    if same_bytes(a, before):
+        return None
+    if not a.is_cuda:
+        return snapshot(a)
+    return memory._moved([a], torch.device("cpu"))[0]  # a copy of the storage, straight to the host
+
+
+_CHUNK = 1 << 26  # elements per slice where a whole-tensor temporary would be GB-sized
+
+
+def _chunks(flat: torch.Tensor):
+    for start in range(0, flat.numel(), _CHUNK):
+        yield flat[start:start + _CHUNK]
+
+
+def _mean_std(flat: torch.Tensor, work: torch.dtype) -> tuple[float, float]:
+    """Mean and standard deviation of the finite values (as torch computes them for one slice; for
+    more, exact two-pass sums in float64)."""
+    if flat.numel() <= _CHUNK:
+        finite = torch.isfinite(flat)
+        vals = flat if bool(finite.all()) else flat[finite]
+        vals = vals.to(work)
+        std = float(vals.std()) if vals.numel() > 1 else 1.0
+        mean = float(vals.mean()) if vals.numel() else 0.0
+        return mean, std
+    total = count = 0.0
+    for c in _chunks(flat):
+        c = c[torch.isfinite(c)].double()
+        total += float(c.sum())
+        count += c.numel()
+    mean = total / count if count else 0.0
+    sq = sum(float((c[torch.isfinite(c)].double() - mean).pow_(2).sum()) for c in _chunks(flat))
+    std = (sq / (count - 1)) ** 0.5 if count > 1 else 1.0
+    return mean, std
+
+
+def same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether the whole storages under `a` and `b` hold the same bytes (compared in slices)."""
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    if sa.nbytes() != sb.nbytes():
+        return False
+    ua = torch.empty(0, dtype=torch.uint8, device=a.device).set_(sa)
+    ub = torch.empty(0, dtype=torch.uint8, device=b.device).set_(sb)
+    step = 1 << 28
+    return all(torch.equal(ua[i:i + step], ub[i:i + step].to(a.device)) for i in range(0, ua.numel(), step))
 
 
 def chosen_config(kernel) -> dict | None:

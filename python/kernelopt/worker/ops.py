@@ -72,3 +72,18 @@ def ceilings(req: dict) -> dict:
 def echo(req: dict) -> dict:
     """Round-trips a payload; the supervisor's tests and health checks use it."""
     return {"payload": req.get("payload")}
+
+
+@op("memory")
+def memory_op(req: dict) -> dict:
+    """The memory plan's figures (docs/memory.md): bytes in use, held between requests, the peak
+    since the last reset, free, the budget. `reset_peak` starts a new peak after answering (the
+    main job sends it first); `budget_bytes` sets the worker's budget (null: back to the default)."""
+    from kernelopt.worker import memory
+
+    if "budget_bytes" in req:
+        memory.set_budget(req["budget_bytes"])
+    out = memory.report()
+    if req.get("reset_peak"):
+        memory.reset_peak()
+    return out

@@ -56,12 +56,39 @@ def _is_fatal(exc: BaseException) -> bool:
     return any(m in text for m in _FATAL_MARKERS)
 
 
+_GIB = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+
+
+def _oom_record(exc: BaseException, op_name: str | None) -> dict | None:
+    """{message, stage, needed_bytes, free_bytes} for an out-of-memory failure (the memory plan's own
+    WorkerOOM, or torch's allocator error, whose message says what it tried and what was free)."""
+    import re
+
+    from kernelopt.worker.memory import WorkerOOM
+
+    if isinstance(exc, WorkerOOM):
+        return {"message": str(exc), **exc.record()}
+    text = f"{type(exc).__name__}: {exc}"
+    if "OutOfMemoryError" not in text and "out of memory" not in text.lower():
+        return None
+
+    def amount(pattern: str) -> int | None:
+        m = re.search(pattern, text)
+        return int(float(m.group(1)) * _GIB[m.group(2)]) if m else None
+
+    needed = amount(r"Tried to allocate (\d+(?:\.\d+)?) (B|KiB|MiB|GiB|TiB)")
+    free = amount(r"(\d+(?:\.\d+)?) (B|KiB|MiB|GiB|TiB) is free")
+    oom = WorkerOOM(op_name or "the request", needed, free, " ".join(str(exc).split())[:300])
+    return {"message": str(oom), **oom.record()}
+
+
 def handle(req: dict) -> dict:
     rid = req.get("id")
     name = req.get("op")
     fn = _HANDLERS.get(name)
     if fn is None:
         return {"id": rid, "ok": False, "error": f"unknown op {name!r}; known: {sorted(_HANDLERS)}"}
+    oom = False
     try:
         payload = fn(req)
     except Exception as exc:  # a failed request is a record, never a dead worker
@@ -72,8 +99,20 @@ def handle(req: dict) -> dict:
             "error": f"{type(root).__name__}: {root}"[:4000],
             "traceback": traceback.format_exc()[-4000:],
         }
+        if (record := _oom_record(root, name)) is not None:
+            oom = True
+            reply.update(error=record.pop("message")[:4000], failure="oom", oom=record)
         if _is_fatal(exc) or _is_fatal(root):
             reply["fatal"] = True
+    else:
+        reply = None
+    if oom:
+        # The failed request's tensors died with its frames: give their memory back now, so the
+        # next request (the next problem of a suite) starts from what the worker holds.
+        from kernelopt.worker import memory
+
+        memory.release_cache()
+    if reply is not None:
         return reply
     reply = {"id": rid, "ok": True}
     reply.update(payload or {})

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import timing
+from . import memory, timing
 from .bundle_ops import get_bundle, run_baseline
 from .gpu_ops import _require_gpu, restore_and_poison
 from .protocol import op
@@ -72,6 +72,8 @@ def screen(req: dict) -> dict:
     # Screening ranks, G4 decides. One set of buffers shared by every candidate (memory stays
     # bounded for large kernels), restored to the recorded inputs and with pure outputs poisoned
     # before each repetition, as G4 times them.
+    rec.use("screening candidates")
+    memory.reserve(memory.storage_bytes(rec.args), "screening candidates", keep=(rec,))
     args = rec.fresh_args()
     stream = torch.cuda.current_stream().cuda_stream
     prepare = restore_and_poison(args, rec, tuple(req.get("poison", ())))

@@ -43,6 +43,12 @@ def _flush_l2():
     _flush_buf.fill_(0x5A5A5A5A)  # a write of the whole buffer evicts everything else
 
 
+def release() -> None:
+    """Drops the L2 flush buffer (the suite runner's clean-up between problems)."""
+    global _flush_buf
+    _flush_buf = None
+
+
 def _cycles_per_ms() -> float:
     """Calibrates torch.cuda._sleep: spin cycles per millisecond on this GPU."""
     global _sleep_cycles_per_ms

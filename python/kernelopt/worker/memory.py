@@ -1,0 +1,351 @@
+"""The worker's memory plan (docs/memory.md): what it may allocate on the device, what it holds,
+what it can move to the host, and the one error for what cannot fit.
+
+A request in this worker allocates whole copies of a kernel's arguments, model outputs and float64
+references. At the sizes users run (inputs of several GB on a 141 GB GPU) the sum of those copies,
+not any one of them, ran the GPU out of memory. So:
+
+- `budget()` is the device bytes the worker may use: the device's total less a margin, or
+  `KERNELOPT_WORKER_MEMORY` (bytes, or with a K/M/G/T suffix) when set — the tests cap it far below
+  what whole-tensor copies need, and the same code then takes its sliced paths in CPU mode too;
+- `free()` is what is left of it now; comparisons size their slices from it (compare.py) and a
+  request asks `fits()` before it picks its whole-copy path over its lean one;
+- objects the worker keeps between requests (recorded launch storages, the problem's inputs) are
+  `Spillable`: `reserve()` moves the least recently used of them to host memory until a request's
+  need fits, and each comes back to the device when it is next used. The soft target is
+  `TARGET_RATIO` times torch.compile's own peak for the model, once that is measured
+  (`set_compiled_peak`): held state is spilled to stay under it, and only the hard budget fails;
+- what cannot fit raises `WorkerOOM`, which names the stage, the bytes needed and the bytes free,
+  and becomes a reply with `failure: "oom"` (protocol.py). A torch out-of-memory error becomes the
+  same record.
+
+In CPU mode the "device" is host memory: nothing is spilled, but the budget and the accounting
+(`held_bytes()`, the bytes of every tensor the worker keeps) are the same, so CI exercises the
+plan's decisions.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import re
+import weakref
+
+import torch
+
+GiB = 1 << 30
+# The share of the device the worker leaves to others (the CUDA context, Triton's and cuBLAS's
+# workspaces, the allocator's fragmentation) when no budget is given.
+DEVICE_MARGIN = 0.06
+# Goal of issue "real sizes": the job's peak at most this many times torch.compile's own peak.
+TARGET_RATIO = 2.5
+# Objects below this size are never worth a transfer: they stay where they are.
+SPILL_MIN_BYTES = 64 << 20
+# Model outputs kept as references (compared with every candidate) live on the host from this size:
+# a comparison reads them in slices (compare.py) and they cost the device nothing between requests.
+HOST_REFERENCE_BYTES = 256 << 20
+
+
+class WorkerOOM(Exception):
+    """A request that does not fit: `stage`, bytes `needed` and bytes `free` (None: not known)."""
+
+    def __init__(self, stage: str, needed: int | None, free: int | None, detail: str = ""):
+        self.stage, self.needed, self.free = stage, needed, free
+        parts = [f"out of memory in {stage}"]
+        if needed is not None:
+            parts.append(f"needs {gib(needed)}")
+        if free is not None:
+            parts.append(f"{gib(free)} free (budget {gib(budget())})")
+        text = ": ".join(parts[:2]) + (", " + parts[2] if len(parts) > 2 else "")
+        super().__init__(text + (f"; {detail}" if detail else ""))
+
+    def record(self) -> dict:
+        return {"stage": self.stage, "needed_bytes": self.needed, "free_bytes": self.free}
+
+
+def gib(n: int) -> str:
+    return f"{n / GiB:.1f} GiB" if n >= GiB // 10 else f"{n / (1 << 20):.1f} MiB"
+
+
+def _cuda() -> bool:
+    return os.environ.get("KERNELOPT_DEVICE", "cuda") == "cuda" and torch.cuda.is_available()
+
+
+def parse_bytes(text: str) -> int:
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?\s*", text, flags=re.I)
+    if not m:
+        raise ValueError(f"KERNELOPT_WORKER_MEMORY={text!r}: give bytes, e.g. 64G or 68719476736")
+    scale = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}[m.group(2).upper()]
+    return int(float(m.group(1)) * scale)
+
+
+_budget_override: int | None = None
+
+
+def set_budget(nbytes: int | None) -> None:
+    """The budget from now on (the `memory` op's `budget_bytes`; None: the default again)."""
+    global _budget_override
+    if nbytes is not None and (not isinstance(nbytes, int) or nbytes <= 0):
+        raise ValueError(f"budget_bytes={nbytes!r}: give a positive number of bytes, or null for the default")
+    _budget_override = nbytes
+
+
+def budget() -> int:
+    if _budget_override is not None:
+        return _budget_override
+    env = os.environ.get("KERNELOPT_WORKER_MEMORY")
+    if env:
+        return parse_bytes(env)
+    if _cuda():
+        return int(torch.cuda.get_device_properties(0).total_memory * (1 - DEVICE_MARGIN))
+    return 1 << 62  # CPU mode without a cap: the host's own limits apply
+
+
+def in_use() -> int:
+    """Device bytes in use now: the allocator's count on CUDA, the held bytes' accounting on the CPU."""
+    return torch.cuda.memory_allocated() if _cuda() else held_bytes()
+
+
+def free() -> int:
+    """Bytes a request may still allocate: the budget less what is in use, and on CUDA no more than
+    the device has free (memory the allocator caches counts as free: it is reused first)."""
+    room = budget() - in_use()
+    if _cuda():
+        device_free, _ = torch.cuda.mem_get_info()
+        cached = torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
+        room = min(room, device_free + cached)
+    return max(0, room)
+
+
+# ---------------------------------------------------------------- held state
+
+
+_holders: "weakref.WeakSet[Spillable]" = weakref.WeakSet()
+_tick = 0
+_compiled_peak: int | None = None
+
+
+class Spillable:
+    """A set of tensors the worker keeps between requests and may move to host memory.
+
+    Subclasses list their tensors in `tensors()` and put new ones in place in `_place(tensors)`;
+    `use()` brings them back to the device (making room first) and marks them recently used."""
+
+    device: torch.device | None = None
+
+    def __init__(self):
+        _holders.add(self)
+        self.on_host = False
+        self.touch()
+
+    def tensors(self) -> list[torch.Tensor]:
+        raise NotImplementedError
+
+    def kept(self) -> list[torch.Tensor]:
+        """Tensors counted as held but never moved (already on the host, or small)."""
+        return []
+
+    def _place(self, tensors: list[torch.Tensor]) -> None:
+        raise NotImplementedError
+
+    def touch(self) -> None:
+        global _tick
+        _tick += 1
+        self.last_used = _tick
+
+    def device_bytes(self) -> int:
+        return 0 if self.on_host else storage_bytes(self.tensors())
+
+    def spill(self) -> int:
+        """Moves every tensor to host memory (views and shared storages kept); the bytes freed."""
+        n = self.device_bytes()
+        if n and _cuda():
+            self._place(_moved(self.tensors(), torch.device("cpu")))
+            self.on_host = True
+        return n if self.on_host else 0
+
+    def use(self, stage: str) -> None:
+        self.touch()
+        if self.on_host:
+            need = storage_bytes(self.tensors())
+            reserve(need, stage, keep=(self,))
+            self._place(_moved(self.tensors(), self.device))
+            self.on_host = False
+
+
+class Kept(Spillable):
+    """Tensors held between requests that never move (references already on the host, small
+    state): counted in `held_bytes()` through `source()`, a callable giving them as they are now."""
+
+    def __init__(self, source):
+        self._source = source
+        super().__init__()
+
+    def tensors(self) -> list[torch.Tensor]:
+        return []
+
+    def kept(self) -> list[torch.Tensor]:
+        from torch.utils._pytree import tree_leaves
+
+        return [t for t in tree_leaves(self._source()) if isinstance(t, torch.Tensor)]
+
+
+def _moved(tensors: list, dev: torch.device) -> list:
+    """The tensors on `dev`, each storage moved once: views of one storage stay views of one storage."""
+    done: dict[int, torch.UntypedStorage] = {}
+    out = []
+    for t in tensors:
+        if not isinstance(t, torch.Tensor) or t.device == dev:
+            out.append(t)
+            continue
+        key = id(t.untyped_storage()) if t.untyped_storage().data_ptr() == 0 else t.untyped_storage().data_ptr()
+        if key not in done:
+            src = t.untyped_storage()
+            dst = torch.empty(src.nbytes(), dtype=torch.uint8, device=dev)
+            dst.copy_(torch.empty(0, dtype=torch.uint8, device=src.device).set_(src))
+            done[key] = dst.untyped_storage()
+        moved = torch.empty(0, dtype=t.dtype, device=dev)
+        moved.set_(done[key], t.storage_offset(), t.size(), t.stride())
+        out.append(moved)
+    return out
+
+
+def storage_bytes(tensors) -> int:
+    """Bytes of the distinct storages under `tensors` (views of one buffer count once)."""
+    seen, total = set(), 0
+    for t in tensors:
+        if isinstance(t, torch.Tensor):
+            s = t.untyped_storage()
+            key = (str(t.device), s.data_ptr() or id(s))
+            if key not in seen:
+                seen.add(key)
+                total += s.nbytes()
+    return total
+
+
+def held_bytes() -> int:
+    """Bytes of every tensor the worker keeps between requests, wherever it lives (the accounting
+    CPU mode plans with, and what must return to its level when a bundle is forgotten)."""
+    return storage_bytes(t for h in list(_holders) for t in h.tensors() + h.kept())
+
+
+def device_held_bytes() -> int:
+    return sum(h.device_bytes() for h in list(_holders))
+
+
+def target() -> int:
+    """The soft ceiling: TARGET_RATIO times torch.compile's peak once measured, never above the budget."""
+    cap = budget()
+    if _compiled_peak:
+        cap = min(cap, max(int(TARGET_RATIO * _compiled_peak), 4 * GiB))
+    return cap
+
+
+def set_compiled_peak(nbytes: int | None) -> None:
+    global _compiled_peak
+    _compiled_peak = nbytes
+
+
+def reserve(need: int, stage: str, keep: tuple = ()) -> None:
+    """Makes room for `need` more bytes: spills held objects (least recently used first, never those
+    in `keep`) while the device is over the soft target, then requires the need to fit the budget."""
+    if not _cuda():
+        if need > free():
+            raise WorkerOOM(stage, need, free())
+        return
+    victims = sorted((h for h in list(_holders) if h not in keep and not h.on_host
+                      and h.device_bytes() >= SPILL_MIN_BYTES), key=lambda h: h.last_used)
+    while victims and in_use() + need > target():
+        victims.pop(0).spill()
+    if need > free():
+        release_cache()
+        while victims and need > free():
+            victims.pop(0).spill()
+        if need > free():
+            raise WorkerOOM(stage, need, free())
+
+
+def fits(need: int, stage: str, soft: bool = False, keep: tuple = ()) -> bool:
+    """Whether `need` bytes fit after spilling what may be spilled — under the budget, or with
+    `soft` under the soft target as well (the caller then takes its whole-copy path; otherwise its
+    lean one)."""
+    try:
+        reserve(need, stage, keep)
+    except WorkerOOM:
+        return False
+    return not soft or in_use() + need <= target()
+
+
+def release_cache() -> None:
+    gc.collect()
+    if _cuda():
+        torch.cuda.empty_cache()
+
+
+# ---------------------------------------------------------------- peaks
+
+
+def reset_peak() -> None:
+    global _peak_accounted, _peak_carried
+    _peak_accounted, _peak_carried = held_bytes(), 0
+    if _cuda():
+        torch.cuda.reset_peak_memory_stats()
+
+
+_peak_accounted = 0
+
+
+def note_accounted(extra: int = 0) -> None:
+    """CPU mode has no allocator statistics: the plan's own accounting (held bytes plus a request's
+    declared working bytes) stands in for the peak."""
+    global _peak_accounted
+    _peak_accounted = max(_peak_accounted, held_bytes() + extra)
+
+
+_peak_carried = 0
+
+
+def carry_peak(nbytes: int) -> None:
+    """A peak from before an allocator reset (a measurement that needed its own peak) still counts."""
+    global _peak_carried
+    _peak_carried = max(_peak_carried, nbytes)
+
+
+def peak() -> int:
+    if _cuda():
+        return max(_peak_carried, torch.cuda.max_memory_allocated())
+    return max(_peak_accounted, held_bytes())
+
+
+def report() -> dict:
+    total = torch.cuda.get_device_properties(0).total_memory if _cuda() else None
+    return {"measured": _cuda(), "device": "cuda" if _cuda() else "cpu", "in_use_bytes": in_use(),
+            "held_bytes": held_bytes(), "device_held_bytes": device_held_bytes(), "peak_bytes": peak(),
+            "free_bytes": free(), "budget_bytes": budget(), "total_bytes": total,
+            "compiled_peak_bytes": _compiled_peak}
+
+
+# ---------------------------------------------------------------- an exact-enough content check
+
+
+def fingerprint(t: torch.Tensor, slice_words: int = 1 << 26) -> tuple[int, int]:
+    """Two 64-bit sums over the storage's 32-bit words (plain, and position-weighted), in slices.
+
+    A read-only argument the lean G2 path shares between the original's and the candidate's runs is
+    fingerprinted before and after: a candidate that writes it anyway (G1 should have refused it)
+    changes the sums, and its run then counts as a mismatch, as a whole-copy run would find."""
+    s = t.untyped_storage()
+    raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(s)
+    n = raw.numel()
+    words = raw[: n - n % 4].view(torch.int32) if n >= 4 else raw[:0].view(torch.int32)
+    tail = raw[n - n % 4:]
+    plain = weighted = 0
+    mask = (1 << 64) - 1
+    for start in range(0, words.numel(), slice_words):
+        w = words[start:start + slice_words].to(torch.int64)
+        idx = torch.arange(start, start + w.numel(), device=t.device, dtype=torch.int64)
+        plain = (plain + int(w.sum())) & mask
+        weighted = (weighted + int((w * ((idx * 2654435761) % 2147483647 + 1)).sum())) & mask
+    if tail.numel():
+        plain = (plain + int(tail.to(torch.int64).sum())) & mask
+    return plain, weighted

@@ -1,0 +1,236 @@
+"""The worker's memory plan (docs/memory.md) in CPU mode, through the same code the GPU runs:
+
+- comparisons in slices give exactly the whole-tensor result (every number of the report);
+- with the worker's budget capped far below what whole copies need, G2 on captured bundles takes its
+  lean path (shared read-only inputs, sliced comparisons) and reaches the same verdicts, accepted and
+  rejected candidates alike, with the same numbers;
+- three bundles through one worker: what it holds returns to the starting level once they are forgotten;
+- what cannot fit is an `oom` record naming the stage, the bytes needed and free; later requests, and the
+  suite's later problems, are unaffected.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+from conftest import CORPUS, ROOT
+
+from kernelopt.worker import compare as cmp
+from kernelopt.worker import memory
+
+DEVICE = os.environ.get("KERNELOPT_TEST_DEVICE", "cpu")
+
+
+def _tensors(seed=0):
+    g = torch.Generator().manual_seed(seed)
+    want = torch.randn(37, 41, 53, generator=g)
+    got = want + 3e-5 * torch.randn(37, 41, 53, generator=g)
+    for t in (want, got):  # special values at the same positions, one NaN mismatch elsewhere
+        t[3, 4, 5], t[10, 0, 2], t[30, 40, 52] = float("nan"), float("inf"), float("-inf")
+    got[5, 5, 5] = 2.0 * want[5, 5, 5] + 1.0
+    return got, want
+
+
+@pytest.fixture
+def tiny_budget():
+    memory.set_budget(memory.held_bytes() + 64 * 1024)
+    yield
+    memory.set_budget(None)
+
+
+def _cases():
+    got, want = _tensors()
+    half_g, half_w = got.to(torch.bfloat16), want.to(torch.bfloat16)
+    ints = torch.randint(0, 9, (50, 3000), generator=torch.Generator().manual_seed(2))
+    ints_bad = ints.clone()
+    ints_bad[49, 2999] += 1
+    return {
+        "float32": (got, want, False),
+        "float32 equal": (want.clone(), want, False),
+        "transposed views": (got.transpose(0, 2), want.transpose(0, 2), False),
+        "bfloat16": (half_g, half_w, False),
+        "against float64": (got, want.double() + 1e-9, True),
+        "int64": (ints_bad, ints, False),
+        "one long row": (got.reshape(1, -1), want.reshape(1, -1), False),
+    }
+
+
+def test_sliced_comparison_gives_the_whole_comparison(tiny_budget):
+    memory.set_budget(None)
+    whole = {k: cmp.compare_tensor(g, w, promote=p) for k, (g, w, p) in _cases().items()}
+    memory.set_budget(memory.held_bytes() + 64 * 1024)
+    assert cmp.slice_elements(48) == 1024  # the plan's floor: every case here is cut into many slices
+    for k, (g, w, p) in _cases().items():
+        assert len(list(cmp._slices(g, w, 48))) > 50, k
+        assert cmp.compare_tensor(g, w, promote=p) == whole[k], k
+    # The cases mean something: the planted mismatch fails, the equal copy passes.
+    assert not whole["float32"]["ok"] and whole["float32 equal"]["ok"] and whole["int64"]["mismatched"] == 1
+
+
+def test_an_exhausted_budget_is_an_oom_naming_stage_and_bytes(tiny_budget):
+    with pytest.raises(memory.WorkerOOM) as e:
+        memory.reserve(10 << 20, "a test stage")
+    assert e.value.stage == "a test stage" and e.value.needed == 10 << 20 and e.value.free < 10 << 20
+    assert str(e.value).startswith("out of memory in a test stage: needs 10.0 MiB, ")
+
+
+@pytest.fixture(scope="module")
+def worker():
+    env = dict(os.environ, KERNELOPT_DEVICE=DEVICE, PYTHONPATH=str(ROOT / "python"))
+    env.pop("KERNELOPT_WORKER_MEMORY", None)
+    if DEVICE == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+    else:
+        env.pop("TRITON_INTERPRET", None)
+    p = subprocess.Popen([sys.executable, "-m", "kernelopt.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True, env=env)
+    n = [0]
+
+    def ask(op, **kw):
+        n[0] += 1
+        p.stdin.write(json.dumps({"id": n[0], "op": op, **kw}) + "\n")
+        p.stdin.flush()
+        reply = json.loads(p.stdout.readline())
+        assert reply["id"] == n[0]
+        return reply
+
+    yield ask
+    p.stdin.close()
+    p.wait(timeout=60)
+
+
+def _kernel_source(bundle: str, name: str) -> str:
+    import ast
+
+    src = (CORPUS / bundle / "module_0.py").read_text()
+    for node in ast.parse(src).body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.value.args \
+                and getattr(node.value.args[0], "value", None) == name:
+            return node.value.args[1].value
+    raise KeyError(name)
+
+
+def _wrong(src: str) -> str:
+    """The kernel with its last stored value scaled: outputs wrong wherever they are not zero."""
+    store = src.rindex("tl.store(")
+    args_start = store + len("tl.store(")
+    first_comma = src.index(",", args_start)
+    second = src.index(",", first_comma + 1)
+    value = src[first_comma + 1:second].strip()
+    return src[:first_comma + 1] + f" 1.25 * {value} + 0.5" + src[second:]
+
+
+def _verdicts(r: dict) -> dict:
+    assert r["ok"], r
+    per = [{k: a.get(k) for k in ("arg", "ok", "max_abs", "scale", "mismatched", "nan_positions_match")}
+           for a in r["comparison"]["args"]]
+    return {"match": r["match"], "rounding_only": r["rounding_only"], "deterministic": r.get("deterministic"),
+            "args": per}
+
+
+# Kernels of captured bundles: a row softmax (reads and writes one row per program), a persistent
+# layer norm (several outputs), a scan, a pool (windowed loads) and an arg-reduction (int64 output).
+BUNDLES = ["softmax_lastdim", "layer_norm", "cumsum_lastdim", "max_pool2d", "argmax_dim"]
+
+
+def _storage_bytes(args: list) -> int:
+    size = {"float32": 4, "int64": 8, "bfloat16": 2, "float16": 2, "int32": 4, "bool": 1, "float64": 8}
+    import math
+    return sum(math.prod(a["shape"]) * size[a["dtype"]] for a in args if "shape" in a)
+
+
+@pytest.mark.parametrize("name", BUNDLES)
+def test_a_capped_budget_takes_the_lean_path_with_the_same_verdicts(worker, name):
+    bundle = str(CORPUS / name)
+    launch = worker("record_launches", bundle=bundle)["launches"][0]
+    kernel, args = launch["name"], launch["args"]
+    wrong = _wrong(_kernel_source(name, kernel))
+    requests = [dict(seed=None, repeat=True), dict(seed=0), dict(seed=1, poison_fill="garbage")]
+    candidates = {"original": None, "wrong": wrong}
+
+    def run_all():
+        out = {}
+        for cname, src in candidates.items():
+            for req in requests:
+                kw = {k: v for k, v in req.items() if v is not None}
+                r = worker("run_kernel", bundle=bundle, kernel=kernel, source=src, **kw)
+                out[(cname, json.dumps(req))] = (r.get("path"), _verdicts(r))
+        return out
+
+    whole = run_all()
+    assert all(path == "whole" for path, _ in whole.values())
+    assert all(v["match"] for (c, _), (_, v) in whole.items() if c == "original")
+    assert not any(v["match"] for (c, _), (_, v) in whole.items() if c == "wrong")
+    m = worker("memory")
+    # Far below two whole copies of the launch's arguments; room for the lean path's copies of what
+    # the kernel writes (and for a seed's inputs). On a GPU, in use counts what the allocator holds.
+    worker("memory", budget_bytes=max(m["held_bytes"], m["in_use_bytes"]) + int(1.6 * _storage_bytes(args)))
+    try:
+        lean = run_all()
+    finally:
+        assert worker("memory", budget_bytes=None)["ok"]
+    assert all(path == "lean" for path, _ in lean.values()), lean
+    assert {k: v for k, (_, v) in lean.items()} == {k: v for k, (_, v) in whole.items()}
+
+
+def test_held_memory_returns_to_its_level_after_three_bundles(worker):
+    worker("forget_bundles")
+    start = worker("memory")
+    start, start_in_use = start["held_bytes"], start["in_use_bytes"]
+    for name in ["softmax_lastdim", "layer_norm", "cumsum_lastdim"]:
+        bundle = str(CORPUS / name)
+        kernel = worker("record_launches", bundle=bundle)["launches"][0]["name"]
+        assert worker("run_kernel", bundle=bundle, kernel=kernel, seed=0)["match"]
+        src = (CORPUS / name / "module_0.py").read_text()
+        assert worker("run_module", bundle=bundle, source=src, fp64=True)["ok"]
+    assert worker("memory")["held_bytes"] > start
+    r = worker("forget_bundles")
+    assert r["forgotten"] == 3 and r["held_bytes"] == start
+    assert worker("memory")["held_bytes"] == start
+    # On a GPU the allocator's count returns too (vendor libraries keep small workspaces of their own).
+    assert r["in_use_bytes"] <= start_in_use + (256 << 20 if DEVICE == "cuda" else 0), (r, start_in_use)
+
+
+def test_a_request_that_cannot_fit_is_an_oom_record_and_the_worker_goes_on(worker):
+    bundle = str(CORPUS / "row_sum_long")
+    worker("forget_bundles")
+    worker("memory", budget_bytes=1 << 20)
+    try:
+        r = worker("run_baseline", bundle=bundle)
+    finally:
+        worker("memory", budget_bytes=None)
+    assert not r["ok"] and r["failure"] == "oom", r
+    assert r["oom"]["stage"] == "the baseline run" and r["oom"]["needed_bytes"] > r["oom"]["free_bytes"]
+    assert r["error"].startswith("out of memory in the baseline run: needs ")
+    r = worker("run_baseline", bundle=bundle)
+    assert r["ok"] and r["match"], r
+
+
+def test_memory_op_reports_the_plan(worker):
+    r = worker("memory", reset_peak=True)
+    assert r["ok"] and r["device"] == DEVICE and r["measured"] == (DEVICE == "cuda")
+    for key in ("in_use_bytes", "held_bytes", "peak_bytes", "free_bytes", "budget_bytes"):
+        assert isinstance(r[key], int) and r[key] >= 0, key
+    bad = worker("memory", budget_bytes=-5)
+    assert not bad["ok"] and "budget_bytes" in bad["error"]
+
+
+def test_an_oom_problem_is_an_error_row_and_the_suite_goes_on(kernelopt_bin, tmp_path):
+    suite = tmp_path / "suite" / "level1"
+    suite.mkdir(parents=True)
+    for name in ("cumsum_long_large", "softmax_lastdim"):  # 64 MiB of inputs and outputs, then 0.5 MiB
+        shutil.copytree(CORPUS / name, suite / name)
+    env = dict(os.environ, KERNELOPT_WORKER_MEMORY="16M")
+    r = subprocess.run([kernelopt_bin, "bench", str(tmp_path / "suite"), "--device", "cpu", "--out",
+                        str(tmp_path / "out"), "--db", str(tmp_path / "r.db"), "--budget-per-problem", "20"],
+                       capture_output=True, text=True, timeout=900, env=env)
+    assert r.returncode == 0, r.stderr
+    rows = {json.loads(x)["problem"]: json.loads(x) for x in (tmp_path / "out" / "results.jsonl").read_text().splitlines()}
+    big = rows["level1/cumsum_long_large"]
+    assert big["status"] == "error" and big["failure"] == "oom", big
+    assert "out of memory in the baseline run" in big["reason"] and "needs 64.0 MiB" in big["reason"], big
+    assert rows["level1/softmax_lastdim"]["status"] == "optimized", rows["level1/softmax_lastdim"]
