@@ -248,6 +248,9 @@ def _fp64_reference(state: BundleState):
 
 def _float64_run(state: BundleState, dev: str):
     base = _built(state, None)
+    if dev == "cuda":
+        # The float64 inputs and outputs; held state (launch records) moves to the host first.
+        memory.reserve(_run_bytes(state.meta, torch.float64), "the float64 reference", keep=(base,))
     base.use("the float64 reference")
     _restore_buffers(base.model, base.snapshot)  # the copy starts from the buffers as built
     try:
@@ -303,23 +306,32 @@ def run_baseline(req: dict) -> dict:
         # measured on it (the yardstick of the job's peak, docs/memory.md) and its output is the
         # baseline every candidate is compared with.
         compiled_peak = _measured_run(state)
+    ref = reference(state, "eager")  # before recording: its run and the records are never alive together
     state.launches = []
     sink: list[LaunchRecord] = []
     with record_launches(state.modules, sink):
         out = run_model(state)
     state.launches = sink
-    ref = reference(state, "eager")
     report = cmp.compare_outputs(out, ref)
+    del out
     return {"match": report["ok"], "comparison": report, "launches": len(sink),
             "memory": {"measured": compiled_peak is not None, "compiled_peak_bytes": compiled_peak}}
 
 
-def _run_bytes(meta: dict) -> int:
-    """Bytes of the model's inputs and outputs as meta.json records them."""
+def _run_bytes(meta: dict, upcast: torch.dtype | None = None) -> int:
+    """Bytes of the model's inputs and outputs as meta.json records them (`upcast`: floating ones
+    at that dtype's size, as the float64 reference holds them)."""
     import math
 
     sizes = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "bfloat16": 2, "float16": 2, "int16": 2}
-    return sum(math.prod(d["shape"]) * sizes.get(d.get("dtype", ""), 1)
+    floating = ("float64", "float32", "bfloat16", "float16")
+
+    def size(dtype: str) -> int:
+        if upcast is not None and dtype in floating:
+            return torch.empty(0, dtype=upcast).element_size()
+        return sizes.get(dtype, 1)
+
+    return sum(math.prod(d["shape"]) * size(d.get("dtype", ""))
                for d in meta.get("inputs", []) + meta.get("outputs", []) if "shape" in d)
 
 
@@ -407,7 +419,9 @@ class _KernelRuns:
         whole = memory.storage_bytes(self.base)
         stage = f"G2 ({'recorded inputs' if seed is None else f'seed {seed}'})"
         keep = (rec,) if inputs is None else ()  # the record is the input set: never spilled under it
-        self.lean = len(written) < len(tensors) and not memory.fits(2 * whole, stage, soft=True, keep=keep)
+        # Whole copies when they fit as things are; else the lean path (no slower, fewer bytes); whole
+        # copies after spilling held state only when nothing can be shared.
+        self.lean = len(written) < len(tensors) and not memory.fits_now(2 * whole)
         self.copied = written if self.lean else set(tensors)
         # A seed's inputs are this request's own: the lean path's last run may write into them.
         self.in_place = self.lean and inputs is not None
@@ -422,9 +436,11 @@ class _KernelRuns:
         copied = set() if last and self.in_place else self.copied
         args = [snapshot(a) if i in copied else a for i, a in enumerate(self.base)]
         poison_args(args, self.poisoned, self.fill, -1 if self.seed is None else self.seed)
-        stream = torch.cuda.current_stream().cuda_stream if rec_is_cuda(self.rec) else None
+        # From the inputs, not the record: a seed's run may have moved the record to the host.
+        cuda = any(isinstance(a, torch.Tensor) and a.is_cuda for a in self.base)
+        stream = torch.cuda.current_stream().cuda_stream if cuda else None
         launcher.run(*args, stream=stream, **self.rec.kwargs)
-        if rec_is_cuda(self.rec):
+        if cuda:
             torch.cuda.synchronize()
         return args
 
@@ -447,10 +463,6 @@ def _runtime_params(source: str, name: str) -> list[str]:
         return []
     params = entries[0].args.posonlyargs + entries[0].args.args
     return [p.arg for p in params if not (p.annotation is not None and "constexpr" in ast.unparse(p.annotation))]
-
-
-def rec_is_cuda(rec: LaunchRecord) -> bool:
-    return any(isinstance(a, torch.Tensor) and a.is_cuda for a in rec.args)
 
 
 @op("run_kernel")

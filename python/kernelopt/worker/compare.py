@@ -113,10 +113,10 @@ _MIN_SLICE = 1 << 10
 
 
 def slice_elements(bytes_per_element: int) -> int:
-    """How many elements one slice may hold: half of what the memory plan has free, within bounds."""
+    """How many elements one slice may hold: half of what the memory plan leaves room for, within bounds."""
     from . import memory
 
-    room = memory.free() // 2 // max(1, bytes_per_element)
+    room = memory.room() // 2 // max(1, bytes_per_element)
     return int(max(_MIN_SLICE, min(_MAX_SLICE, room)))
 
 

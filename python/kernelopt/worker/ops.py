@@ -78,11 +78,14 @@ def echo(req: dict) -> dict:
 def memory_op(req: dict) -> dict:
     """The memory plan's figures (docs/memory.md): bytes in use, held between requests, the peak
     since the last reset, free, the budget. `reset_peak` starts a new peak after answering (the
-    main job sends it first); `budget_bytes` sets the worker's budget (null: back to the default)."""
+    main job sends it first); `budget_bytes` sets the worker's budget and `target_ratio` the soft
+    target's ratio to torch.compile's peak (null: back to the defaults)."""
     from kernelopt.worker import memory
 
     if "budget_bytes" in req:
         memory.set_budget(req["budget_bytes"])
+    if "target_ratio" in req:
+        memory.set_target_ratio(req["target_ratio"])
     out = memory.report()
     if req.get("reset_peak"):
         memory.reset_peak()
