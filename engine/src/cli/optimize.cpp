@@ -151,6 +151,13 @@ void baseline(Job& job) {
   job.say("running the baseline module against the eager model");
   job.baseline = must(job.sup->call({{"op", "run_baseline"}, {"bundle", job.bundle_dir}}, job.timeout()),
                       "the baseline run");
+  if (const json& sec = job.baseline.value("seconds", json()); sec.is_object()) {
+    // Where the baseline's time went (the worker's split): loading the bundle, the three model runs.
+    std::vector<std::string> parts;
+    for (const auto& [name, v] : sec.items())
+      if (v.is_number()) parts.push_back(fmt::format("{} {:.1f} s", name, v.get<double>()));
+    job.say(fmt::format("baseline: {}", fmt::join(parts, ", ")));
+  }
   if (!job.baseline["match"].get<bool>()) {
     // Vendor kernels may differ from eager (TF32 convolutions); the float64 model decides whether the
     // baseline is still as accurate as its precision allows. G3 compares candidates with the same rule.
