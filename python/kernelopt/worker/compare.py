@@ -65,15 +65,17 @@ def compare_tensor(got: torch.Tensor, want: torch.Tensor, tols: Tolerances | Non
         out.update(ok=False, reason=f"got {list(got.shape)} {got.dtype}, want {list(want.shape)} {want.dtype}")
         return out
     if not want.is_floating_point():
-        diff = sum(int((g.to(want.device) != w).sum()) for g, w in _slices(got, want, 2 * want.element_size() + 1))
+        dev = _compute_device(got, want)
+        diff = sum(int((g.to(dev) != w.to(dev)).sum()) for g, w in _slices(got, want, 2 * want.element_size() + 1))
         out.update(ok=diff == 0, mismatched=diff)
         return out
     atol, rtol = (tols or DEFAULT_TOLERANCES).get(want.dtype, (0.0, 0.0))
     nan_ok = inf_ok = allclose = True
     max_abs = scale = 0.0
     n_finite = 0
+    dev = _compute_device(got, want)
     for gs, ws in _slices(got, want, _BYTES_PER_COMPARED_ELEMENT):
-        g, w = gs.double(), ws.to(gs.device).double()
+        g, w = gs.to(dev).double(), ws.to(dev).double()
         nan_ok = nan_ok and bool(torch.equal(torch.isnan(g), torch.isnan(w)))
         inf_ok = inf_ok and bool(torch.equal(torch.isinf(g) & (g > 0), torch.isinf(w) & (w > 0))) and bool(
             torch.equal(torch.isinf(g) & (g < 0), torch.isinf(w) & (w < 0)))
@@ -118,6 +120,18 @@ def slice_elements(bytes_per_element: int) -> int:
 
     room = memory.room() // 2 // max(1, bytes_per_element)
     return int(max(_MIN_SLICE, min(_MAX_SLICE, room)))
+
+
+def _compute_device(got: torch.Tensor, want: torch.Tensor) -> torch.device:
+    """Where slices are compared: a GPU whenever the worker has one, also for two tensors kept on the
+    host (a reference against the baseline's output): float64 arithmetic over GBs is slow on the CPU."""
+    from . import memory
+
+    if got.is_cuda:
+        return got.device
+    if want.is_cuda:
+        return want.device
+    return torch.device("cuda") if memory._cuda() else got.device
 
 
 def _slices(got: torch.Tensor, want: torch.Tensor, bytes_per_element: int):

@@ -110,7 +110,7 @@ class LaunchRecord(memory.Spillable):
             if not isinstance(a, torch.Tensor):
                 out.append(a)
                 continue
-            dev = a.device
+            dev = self.device or a.device  # the launch's device, also while the record is on the host
             gen = gens.setdefault(dev, torch.Generator(device=dev).manual_seed(seed))
             n = a.untyped_storage().nbytes() // a.element_size()
             stats = self._tensor_stats(i, a)
