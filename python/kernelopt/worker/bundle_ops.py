@@ -110,9 +110,9 @@ class _Problem(memory.Spillable):
     may move to the host between model runs (every run gets fresh device copies of them anyway);
     the model's own weights stay on the device and are counted as held."""
 
-    def __init__(self, model: torch.nn.Module, inputs: list, snapshot: dict):
+    def __init__(self, model: torch.nn.Module, inputs: list, snapshot: dict, device: str):
         self.model, self.inputs, self.snapshot = model, inputs, snapshot
-        self.device = next((x.device for x in inputs if isinstance(x, torch.Tensor)), None)
+        self.device = torch.device(device)
         super().__init__()
 
     def tensors(self) -> list[torch.Tensor]:
@@ -135,16 +135,16 @@ def _built(state: BundleState, dtype: torch.dtype | None) -> _Problem:
             model, inputs = rebuild_problem(state.dir, state.device)
         else:
             base = _built(state, None)
-            base.use("building the model in another dtype")
+            base.touch()
             _restore_buffers(base.model, base.snapshot)  # the copy starts from the buffers as built
             try:
                 model = copy.deepcopy(base.model).to(dtype)
             except Exception:  # noqa: BLE001 - a model that cannot be copied is built again
                 model = rebuild_problem(state.dir, state.device)[0].to(dtype)
-            inputs = [x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                      for x in base.inputs]
+            inputs = [x.to(state.device, dtype) if isinstance(x, torch.Tensor) and x.is_floating_point()
+                      else x.to(state.device) if isinstance(x, torch.Tensor) else x for x in base.inputs]
         snapshot = {name: b.detach().clone() for name, b in model.named_buffers()}
-        cached = state.problems[dtype] = _Problem(model, inputs, snapshot)
+        cached = state.problems[dtype] = _Problem(model, inputs, snapshot, state.device)
     return cached
 
 
@@ -157,7 +157,9 @@ def problem_of(state: BundleState, dtype: torch.dtype | None = None) -> tuple[to
     the model's buffers as they were built, so a model that writes to either cannot leak state
     from one run into the next. `dtype` (float64: G3's reference) converts a copy of the model."""
     problem = _built(state, dtype)
-    problem.use("the model's inputs")
+    # Copied to the device from wherever they are (a plan that moved them to the host keeps them
+    # there: the run's own copy is the only one the device needs, and the caller made room for it).
+    problem.touch()
     _restore_buffers(problem.model, problem.snapshot)
     inputs = [x.to(problem.device, copy=True) if isinstance(x, torch.Tensor) else x for x in problem.inputs]
     return problem.model, inputs
@@ -178,6 +180,7 @@ _dynamo_epoch = [0]
 def model_runner(state: BundleState, modules: list | None = None):
     """A callable running the model on its rebuilt inputs with each graph replaced by `modules`
     (default: the baseline's); compiled once, so repeated calls time only the run."""
+    memory.reserve(_run_bytes(state.meta), "a model run")  # held state moves to the host first if need be
     model, inputs = problem_of(state)
     if is_kernel_file(state.meta):
         # A kernel file's module takes the launcher's inputs directly; no Dynamo in between.
@@ -265,8 +268,8 @@ def _float64_run(state: BundleState, dev: str):
     base = _built(state, None)
     if dev == "cuda":
         # The float64 inputs and outputs; held state (launch records) moves to the host first.
-        memory.reserve(_run_bytes(state.meta, torch.float64), "the float64 reference", keep=(base,))
-    base.use("the float64 reference")
+        memory.reserve(_run_bytes(state.meta, torch.float64), "the float64 reference")
+    base.touch()
     _restore_buffers(base.model, base.snapshot)  # the copy starts from the buffers as built
     try:
         model = copy.deepcopy(base.model).to(dev, torch.float64)
@@ -282,7 +285,6 @@ def _float64_run(state: BundleState, dev: str):
 
 def run_model(state: BundleState, modules: list | None = None):
     """The model's output with each graph replaced by `modules` (default: the baseline's)."""
-    memory.reserve(_run_bytes(state.meta), "a model run")  # held state moves to the host first if need be
     return model_runner(state, modules)()
 
 
