@@ -7,8 +7,12 @@ when it decorates: TRITON_INTERPRET must be set before anything imports triton.
 import os
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
-import pathlib
-import shutil
+import contextlib  # noqa: E402
+import json  # noqa: E402
+import pathlib  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
 
 import pytest
 
@@ -44,3 +48,33 @@ def kernelopt_bin() -> str:
 
 def corpus_bundles():
     return sorted(p.parent for p in CORPUS.glob("*/meta.json"))
+
+
+@contextlib.contextmanager
+def worker_process(device: str):
+    """A worker (`python -m kernelopt.worker`) on `device` over its JSON-lines protocol: yields
+    ask(op, **fields) -> reply. In CPU mode its kernels run in Triton's interpreter; no memory cap
+    of the environment is inherited (tests set the budget through the `memory` op)."""
+    env = dict(os.environ, KERNELOPT_DEVICE=device, PYTHONPATH=str(ROOT / "python"))
+    env.pop("KERNELOPT_WORKER_MEMORY", None)
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+    else:
+        env.pop("TRITON_INTERPRET", None)
+    p = subprocess.Popen([sys.executable, "-m", "kernelopt.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True, env=env)
+    n = [0]
+
+    def ask(op, **kw):
+        n[0] += 1
+        p.stdin.write(json.dumps({"id": n[0], "op": op, **kw}) + "\n")
+        p.stdin.flush()
+        reply = json.loads(p.stdout.readline())
+        assert reply["id"] == n[0]
+        return reply
+
+    try:
+        yield ask
+    finally:
+        p.stdin.close()
+        p.wait(timeout=60)

@@ -13,11 +13,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 import pytest
 import torch
-from conftest import CORPUS, ROOT
+from conftest import CORPUS, worker_process
 
 from kernelopt.worker import compare as cmp
 from kernelopt.worker import memory
@@ -80,27 +79,8 @@ def test_an_exhausted_budget_is_an_oom_naming_stage_and_bytes(tiny_budget):
 
 @pytest.fixture(scope="module")
 def worker():
-    env = dict(os.environ, KERNELOPT_DEVICE=DEVICE, PYTHONPATH=str(ROOT / "python"))
-    env.pop("KERNELOPT_WORKER_MEMORY", None)
-    if DEVICE == "cpu":
-        env["TRITON_INTERPRET"] = "1"
-    else:
-        env.pop("TRITON_INTERPRET", None)
-    p = subprocess.Popen([sys.executable, "-m", "kernelopt.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         text=True, env=env)
-    n = [0]
-
-    def ask(op, **kw):
-        n[0] += 1
-        p.stdin.write(json.dumps({"id": n[0], "op": op, **kw}) + "\n")
-        p.stdin.flush()
-        reply = json.loads(p.stdout.readline())
-        assert reply["id"] == n[0]
-        return reply
-
-    yield ask
-    p.stdin.close()
-    p.wait(timeout=60)
+    with worker_process(DEVICE) as ask:
+        yield ask
 
 
 def _kernel_source(bundle: str, name: str) -> str:

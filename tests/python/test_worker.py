@@ -3,13 +3,10 @@ CPU mode (CI) or on the GPU (KERNELOPT_TEST_DEVICE=cuda, the H200 tier): the bas
 real arguments, a kernel runs alone (its own source, a pinned config, a
 candidate), and failures come back as records while the worker lives on."""
 
-import json
 import os
-import subprocess
-import sys
 
 import pytest
-from conftest import CORPUS, ROOT
+from conftest import CORPUS, ROOT, worker_process
 
 
 DEVICE = os.environ.get("KERNELOPT_TEST_DEVICE", "cpu")
@@ -17,26 +14,8 @@ DEVICE = os.environ.get("KERNELOPT_TEST_DEVICE", "cpu")
 
 @pytest.fixture(scope="module")
 def worker():
-    env = dict(os.environ, KERNELOPT_DEVICE=DEVICE, PYTHONPATH=str(ROOT / "python"))
-    if DEVICE == "cpu":
-        env["TRITON_INTERPRET"] = "1"
-    else:
-        env.pop("TRITON_INTERPRET", None)
-    p = subprocess.Popen([sys.executable, "-m", "kernelopt.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         text=True, env=env)
-    n = [0]
-
-    def ask(op, **kw):
-        n[0] += 1
-        p.stdin.write(json.dumps({"id": n[0], "op": op, **kw}) + "\n")
-        p.stdin.flush()
-        reply = json.loads(p.stdout.readline())
-        assert reply["id"] == n[0]
-        return reply
-
-    yield ask
-    p.stdin.close()
-    p.wait(timeout=30)
+    with worker_process(DEVICE) as ask:
+        yield ask
 
 
 BUNDLE = str(CORPUS / "softmax_lastdim")
