@@ -32,7 +32,7 @@ from collections import defaultdict
 import torch
 
 from . import timing
-from .bundle_ops import _bundles, _candidates, _stitched_modules, get_bundle, model_runner, problem_of
+from .bundle_ops import _bundles, _candidates, _stitched_modules, get_bundle, model_runner
 from .gpu_ops import _Switch
 from .protocol import op
 
@@ -98,7 +98,9 @@ def side_by_side(state, req: dict) -> dict:
     optimized = _stitched_modules(state, req) if changed else list(state.modules)
     switches = [_Switch([base, new]) for base, new in zip(state.modules, optimized)]
     compiled = model_runner(state, switches)
-    model, inputs = problem_of(state)
+    # Eager reads the compiled runs' own input copies: a second copy of GB-sized inputs was the largest
+    # part of the bench's peak memory (docs/memory.md); both sides read, neither writes, the inputs.
+    model, inputs = compiled.model, compiled.inputs
 
     def eager():
         with torch.no_grad():

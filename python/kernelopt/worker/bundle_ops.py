@@ -190,6 +190,7 @@ def model_runner(state: BundleState, modules: list | None = None):
             with torch.no_grad():
                 return module.call(call_args(state.dir, 0, model, inputs, state.meta))
 
+        run_direct.model, run_direct.inputs = model, inputs
         return run_direct
     mods = list(modules or state.modules)
     key = tuple(id(m) for m in mods)
@@ -207,6 +208,7 @@ def model_runner(state: BundleState, modules: list | None = None):
         with torch.no_grad():
             return compiled(*inputs)
 
+    run.model, run.inputs = model, inputs  # the bench's eager run reads the same copies (one set, not two)
     return run
 
 
