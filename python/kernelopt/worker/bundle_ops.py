@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -416,7 +417,10 @@ def list_launches(req: dict) -> dict:
     return {"launches": out}
 
 
-_candidates: dict[tuple, Any] = {}  # compiled candidates: the cascade runs one on many input sets
+# Compiled candidates, least recently used first: the cascade runs one on many input sets. They hold
+# no buffers (a launcher and its binary), so a count bounds them.
+_candidates: "OrderedDict[tuple, Any]" = OrderedDict()
+_CANDIDATES_KEPT = 64
 
 
 def _candidate_launcher(state: BundleState, rec: LaunchRecord, source: str | None, config: dict | None):
@@ -430,9 +434,10 @@ def _candidate_launcher(state: BundleState, rec: LaunchRecord, source: str | Non
     text = source if source is not None else _kernel_source(state, rec)
     key = (state.device, name, text, json.dumps(config, sort_keys=True))
     if key not in _candidates:
-        if len(_candidates) >= 64:  # a search tries many candidates; keep the worker's memory bounded
-            _candidates.clear()
+        while len(_candidates) >= _CANDIDATES_KEPT:  # a search tries many candidates: the oldest go first
+            _candidates.popitem(last=False)
         _candidates[key] = load_kernel(name, text, state.device, config)
+    _candidates.move_to_end(key)
     return _candidates[key]
 
 
