@@ -1,4 +1,4 @@
-"""GPU timing by the rules in DESIGN.md ("Measuring"): warm up, CUDA events
+"""GPU timing by the rules in docs/design.md ("Measuring on the GPU"): warm up, CUDA events
 around each repetition, the L2 flushed before each one, the whole device
 synchronized (so work on any stream is counted), median with the 20th/80th
 percentiles, and several functions interleaved repetition by repetition so
