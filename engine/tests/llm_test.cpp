@@ -27,6 +27,7 @@
 #include "llm/client.h"
 #include "llm/config.h"
 #include "llm/prompts.h"
+#include "llm/session.h"
 #include "llm/wire.h"
 #include "util/error.h"
 #include "verify/static/g1.h"
@@ -63,8 +64,47 @@ TEST(LlmWire, WholeRepliesOfBothProtocols) {
   EXPECT_EQ(a.text, "ab");
   EXPECT_TRUE(a.truncated());  // cut by the token limit
   EXPECT_EQ(llm::parse_reply(Provider::OpenAI, R"({"error":{"message":"nope"}})").error, "nope");
-  EXPECT_FALSE(llm::parse_reply(Provider::OpenAI, "<html>").error.empty());
-  EXPECT_FALSE(llm::parse_reply(Provider::OpenAI, R"({"choices":[]})").error.empty());
+  EXPECT_FALSE(llm::parse_reply(Provider::OpenAI, "<html>").malformed.empty());
+  EXPECT_FALSE(llm::parse_reply(Provider::OpenAI, R"({"choices":[]})").malformed.empty());
+}
+
+TEST(LlmWire, MalformedRepliesAreNotErrorsTheEndpointReported) {
+  auto cut = llm::parse_reply(Provider::OpenAI, R"({"choices": [{"message": {"content": "hal)");
+  EXPECT_EQ(cut.malformed, "is not valid JSON");
+  EXPECT_EQ(cut.error, "");
+  EXPECT_TRUE(cut.truncated());  // never complete: nothing of it is used
+  EXPECT_EQ(llm::parse_reply(Provider::OpenAI, "").malformed, "is not valid JSON");
+  EXPECT_EQ(llm::parse_reply(Provider::OpenAI, "[1, 2]").malformed, "is not a JSON object");
+  EXPECT_EQ(llm::parse_reply(Provider::OpenAI, R"({"choices": []})").malformed, "has no choices");
+  EXPECT_EQ(llm::parse_reply(Provider::Anthropic, R"({"content": "x"})").malformed, "has no content list");
+  auto reported = llm::parse_reply(Provider::OpenAI, R"({"error": {"message": "overloaded"}})");
+  EXPECT_EQ(reported.error, "overloaded");
+  EXPECT_EQ(reported.malformed, "");
+  // A stream: a data event that is not JSON spoils it, though it ended properly.
+  llm::SseParser p(Provider::OpenAI);
+  p.feed("data: {\"choices\":[{\"delta\":{\"content\":\"he\"}}]}\n\n: keep-alive\n\ndata: {\"choices\":[{\"del\n\n");
+  p.feed("data: {\"choices\":[{\"delta\":{\"content\":\"lo\"}}]}\n\ndata: 7\n\ndata: [DONE]\n\n");
+  EXPECT_EQ(p.result().malformed, "has an event that is not valid JSON");  // the first one is named
+  EXPECT_EQ(p.events(), 5);
+  EXPECT_FALSE(p.result().truncated());
+  llm::SseParser html(Provider::Anthropic);
+  html.feed("<html>\n<body>Bad gateway</body>\n</html>\n");
+  EXPECT_EQ(html.events(), 0);
+  EXPECT_EQ(html.result().malformed, "");  // the client tells a body without events (it saw the whole of it)
+}
+
+TEST(LlmWire, ValidUtf8AndPrefixes) {
+  EXPECT_EQ(llm::valid_utf8("plain"), "plain");
+  EXPECT_EQ(llm::valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"), "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
+  const std::string bad = "\xEF\xBF\xBD";
+  EXPECT_EQ(llm::valid_utf8("a\xFF" "b"), "a" + bad + "b");
+  EXPECT_EQ(llm::valid_utf8("a\xC3"), "a" + bad);                    // a character cut at the end
+  EXPECT_EQ(llm::valid_utf8("\xC0\xAF"), bad + bad);                // overlong
+  EXPECT_EQ(llm::valid_utf8("\xED\xA0\x80"), bad + bad + bad);       // a surrogate
+  EXPECT_EQ(llm::valid_utf8("\xF4\x90\x80\x80"), bad + bad + bad + bad);  // above U+10FFFF
+  EXPECT_EQ(llm::utf8_prefix("a\xC3\xA9z", 2), "a");  // not through the character
+  EXPECT_EQ(llm::utf8_prefix("a\xC3\xA9z", 3), "a\xC3\xA9");
+  EXPECT_EQ(llm::utf8_prefix("abc", 10), "abc");
 }
 
 TEST(LlmWire, OpenAiStreamCompleteOnlyWithDone) {
@@ -370,4 +410,73 @@ TEST(LlmClient, RetriesHonourRetryAfterAndScrubTheKey) {
   EXPECT_EQ(r.http_status, 401);  // not retried
   EXPECT_EQ(r.error.find("sk-unit-test-secret-91"), std::string::npos);
   EXPECT_NE(r.error.find("[redacted]"), std::string::npos);
+}
+
+TEST(LlmClient, AMalformedReplyIsNamedAndKeptAsReceived) {
+  const std::string stream_body =
+      "data: {\"choices\": [{\"delta\": {\"content\": \"he\"}}]}\n\ndata: {\"choices\": [{\"del\n\ndata: [DONE]\n\n";
+  std::string big;
+  for (int i = 0; i < 40000; ++i) big += "\xC3\xA9";  // 80000 bytes of two-byte characters
+  auto rule = [](const char* match, json reply) { return json{{"match", match}, {"replies", json::array({reply})}}; };
+  json script = {{"rules", json::array()}};
+  script["rules"].push_back(rule("whole", {{"raw_body", "{\"choices\": [{\"message\": {\"content\": \"half\n"
+                                                        "sk-unit-test-secret-91"}}));
+  script["rules"].push_back(rule("stream", {{"raw_body", stream_body}, {"content_type", "text/event-stream"}}));
+  script["rules"].push_back(
+      rule("html", {{"raw_body", "<html>Bad gateway</html>\n"}, {"content_type", "text/event-stream"}}));
+  script["rules"].push_back(rule("big", {{"raw_body", big}}));
+  ScriptedServer s(script);
+  ASSERT_FALSE(s.url().empty());
+  llm::Config c = scripted_config(s.url());
+  c.api_key_env = "KOPT_UNIT_TEST_KEY";
+  setenv("KOPT_UNIT_TEST_KEY", "sk-unit-test-secret-91", 1);
+  llm::Client client(c);
+  unsetenv("KOPT_UNIT_TEST_KEY");
+
+  // A 200 whose body is cut JSON (streaming was asked for; the server answered whole).
+  llm::Reply r = client.send({{"user", "whole"}});
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.malformed);
+  EXPECT_EQ(r.http_status, 200);
+  EXPECT_EQ(r.attempts, 1);  // not retried
+  EXPECT_EQ(r.text, "");
+  EXPECT_EQ(r.error.find("reported an error"), std::string::npos) << r.error;
+  EXPECT_EQ(r.error.rfind("the endpoint's reply is not valid JSON (HTTP 200, 65 bytes): "
+                          "{\"choices\": [{\"message\": {\"content\": \"half [redacted]", 0), 0u) << r.error;
+  EXPECT_EQ(r.raw, "{\"choices\": [{\"message\": {\"content\": \"half\n[redacted]");  // the key scrubbed
+
+  r = client.send({{"user", "stream"}});
+  EXPECT_TRUE(r.malformed);
+  EXPECT_EQ(r.raw, stream_body);
+  EXPECT_NE(r.error.find("the endpoint's reply has an event that is not valid JSON"), std::string::npos) << r.error;
+
+  r = client.send({{"user", "html"}});
+  EXPECT_TRUE(r.malformed);
+  EXPECT_NE(r.error.find("is not a server-sent-event stream (HTTP 200, 25 bytes): <html>Bad gateway</html>"),
+            std::string::npos) << r.error;
+
+  r = client.send({{"user", "big"}});
+  EXPECT_TRUE(r.malformed);
+  EXPECT_EQ(r.raw.size(), llm::kMaxRawReply);  // the first 64 KiB, whole characters
+  EXPECT_EQ(r.raw, big.substr(0, llm::kMaxRawReply));
+  EXPECT_NE(r.error.find("(HTTP 200, 80000 bytes): \xC3\xA9"), std::string::npos);
+  EXPECT_EQ(r.error.substr(r.error.size() - 5), "\xC3\xA9...");  // a quote of the start, cut
+  EXPECT_EQ(s.stats()["requests"], 4);
+}
+
+TEST(LlmSession, TheTranscriptKeepsAMalformedReplyAsReceived) {
+  const std::string body = "{\"id\": \"x\", \"choices\": [{\"message\": {\"content\": \"```python\\ndef k(";
+  ScriptedServer s(json{{"default", {{"raw_body", body}}}});
+  ASSERT_FALSE(s.url().empty());
+  llm::Session session(scripted_config(s.url()));
+  auto [i, r] = session.ask("system", "k0", {});
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(r.malformed);
+  json line = llm::exchange_json(session.exchanges().at(i));
+  EXPECT_EQ(line["outcome"], "failed");
+  EXPECT_EQ(line["reply"], body);
+  EXPECT_EQ(line["reply_malformed"], true);
+  EXPECT_EQ(line["http_status"], 200);
+  EXPECT_EQ(line["reason"].get<std::string>().rfind("the endpoint's reply is not valid JSON", 0), 0u) << line;
+  EXPECT_EQ(json::parse(session.jsonl())["reply"], body);  // the file's line, as written
 }

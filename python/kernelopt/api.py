@@ -35,9 +35,9 @@ Every public name is importable from here (kernelopt/__init__.py, api_kernels.py
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import logging
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -161,13 +161,39 @@ def _warn_if_forward_differs(result: Result, model: torch.nn.Module) -> None:
         tree = ast.parse((result.path / result.meta.get("problem", "problem.py")).read_text(encoding="utf-8"))
         theirs = next(f for c in tree.body if isinstance(c, ast.ClassDef) and c.name == "Model"
                       for f in c.body if isinstance(f, ast.FunctionDef) and f.name == "forward")
-        ours = ast.parse(textwrap.dedent(inspect.getsource(type(model).forward))).body[0]
+        ours = _parse_function(type(model).forward)
     except (OSError, TypeError, SyntaxError, StopIteration, IndexError):
         return  # no forward in problem.py, or no source for the model's: nothing to compare
-    if ast.dump(ours) != ast.dump(theirs):
+    if _function_dump(ours) != _function_dump(theirs):
         log.warning("%s.forward differs from Model.forward in %s; load() assumes the model is the one "
                     "the result was optimized for (its parameters match) and runs the result's modules",
                     type(model).__name__, result.path / "problem.py")
+
+
+def _parse_function(fn: Any) -> ast.FunctionDef:
+    """fn's def parsed from its source text as written.
+
+    The text is not re-indented: textwrap.dedent would rewrite a docstring's whitespace-only lines
+    (its constant then differs from problem.py's) and cannot dedent a def whose docstring has a line
+    indented less than the def (a syntax error). An indented def is parsed as the body of an `if`
+    instead; lines inside string literals are not subject to indentation.
+    """
+    source = inspect.getsource(fn)
+    if source[:1] in (" ", "\t"):
+        node = ast.parse("if 1:\n" + source).body[0].body[0]
+    else:
+        node = ast.parse(source).body[0]
+    if not isinstance(node, ast.FunctionDef):
+        raise TypeError(f"{fn!r} is not defined by a def")
+    return node
+
+
+def _function_dump(fn: ast.FunctionDef) -> str:
+    """The def as compared: its AST without its docstring (like comments, a docstring computes nothing)."""
+    if ast.get_docstring(fn, clean=False) is not None:
+        fn = copy.copy(fn)
+        fn.body = fn.body[1:]
+    return ast.dump(fn)
 
 
 @dataclass

@@ -14,6 +14,8 @@ order and its last one repeats. A REPLY is a dict:
   truncate        streams: stop after half the text, without the end event
   finish          finish/stop reason (default "stop"; "length" for a token-limit cut)
   oversize_bytes  send a body this large instead (an oversized reply)
+  raw_body        send this text as the body instead of a reply, whole or streamed (a malformed 200),
+                  with Content-Type `content_type` (default application/json)
   echo_key        put the request's API key into the error body (it must be scrubbed)
   input_tokens, output_tokens   usage to report (default 1000 and 500; null: report none)
 
@@ -94,6 +96,14 @@ class _Handler(BaseHTTPRequestHandler):
                     left -= len(chunk)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up, as it should
+            return
+        if "raw_body" in reply:
+            data = reply["raw_body"].encode()
+            self.send_response(200)
+            self.send_header("Content-Type", reply.get("content_type", "application/json"))
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
             return
         model = body.get("model", "scripted")
         if body.get("stream"):

@@ -192,6 +192,59 @@ def test_output_structure_is_the_models(results, caplog):
     torch.testing.assert_close(got["y"], want, **TOL)
 
 
+def problem_with_docstring(docstring: str, body: str) -> str:
+    """softmax_lastdim's problem file, its Model.forward documented by `docstring` (lines as written)."""
+    text = (CORPUS / "softmax_lastdim" / "problem.py").read_text(encoding="utf-8")
+    old = "    def forward(self, x):\n        return torch.softmax(x, dim=-1)\n"
+    assert text.count(old) == 1
+    return text.replace(old, f"    def forward(self, x):\n{docstring}        {body}\n")
+
+
+def model_from(problem_file: Path) -> torch.nn.Module:
+    """The Model of another problem file (an import under its own name), in eval mode."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"other_{problem_file.stem}", problem_file)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.Model(*mod.get_init_inputs()).eval()
+
+
+# A forward's multi-line docstring as written in the wild. textwrap.dedent of the def's source
+# turned the first's whitespace-only line into an empty one (a false "differs"), and could not
+# dedent the second (a line indented less than the def), so no change of that forward was reported.
+DOCSTRINGS = {
+    "blank_line_indented": '        """Softmax over the last dimension.\n        \n        Rows of 512.\n        """\n',
+    "line_left_of_def": '        """Softmax over the last dimension.\n\n  Rows of 512.\n"""\n',
+}
+
+
+@pytest.mark.parametrize("doc", sorted(DOCSTRINGS))
+def test_forward_with_a_multiline_docstring_is_compared_as_written(tmp_path, caplog, doc):
+    result = make_result(tmp_path, "softmax_lastdim", {})
+    same = problem_with_docstring(DOCSTRINGS[doc], "return torch.softmax(x, dim=-1)")
+    (result / "problem.py").write_text(same, encoding="utf-8")
+    model, inputs = problem(result)  # the problem's own Model, imported from the result's problem.py
+    with caplog.at_level(logging.WARNING, logger="kernelopt"):
+        run = kernelopt.load(result, model, device="cpu")
+    assert "differs from Model.forward" not in caplog.text
+    torch.testing.assert_close(run(*inputs), model(*inputs), **TOL)
+
+    # a forward that truly changed, same docstring: still reported
+    changed = tmp_path / "changed.py"
+    changed.write_text(problem_with_docstring(DOCSTRINGS[doc], "return torch.softmax(x, dim=1)"), encoding="utf-8")
+    # the same code in another file, only the docstring reworded: a docstring computes nothing
+    reworded = tmp_path / "reworded.py"
+    reworded.write_text(problem_with_docstring('        """Another wording."""\n', "return torch.softmax(x, dim=-1)"),
+                        encoding="utf-8")
+    for path, warns in ((changed, True), (reworded, False)):
+        caplog.clear()
+        other = model_from(path)
+        with caplog.at_level(logging.WARNING, logger="kernelopt"):
+            kernelopt.load(result, other, device="cpu")
+        assert ("Model.forward differs from Model.forward" in caplog.text) == warns, (path.name, caplog.text)
+
+
 # ---------------------------------------------------------------- load() errors
 
 

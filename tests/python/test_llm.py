@@ -2,7 +2,8 @@
 
 `kernelopt llm check` exercises the client: both protocols, streamed and whole,
 retries on 429 (honouring Retry-After) and 500, a hang past the timeout, an
-oversized reply and a truncated stream. `kernelopt optimize --agents llm` in
+oversized reply, a truncated stream and a malformed 200 (named as such, kept in
+the transcript as received). `kernelopt optimize --agents llm` in
 CPU mode runs scripted replies — a correct rewrite of the corpus kernel, a
 wrong one, one that does not compile, prose without code, two kernels in one
 reply — through the same cascade as every candidate; the budget stops requests
@@ -191,6 +192,47 @@ def test_failed_replies_are_reported_not_retried(kernelopt_bin, reply, stream, e
         r, j, dt = check(kernelopt_bin, s.url, stream=stream, KERNELOPT_LLM_TIMEOUT_S="1")
     assert r.returncode == 1 and not j["ok"] and error in j["error"], j
     assert len(s.requests) == 1 and dt < 4
+
+
+CUT_JSON = '{"id": "c1", "choices": [{"index": 0, "message": {"role": "assistant", "content": "```python\\ndef k('
+CUT_STREAM = 'data: {"choices": [{"delta": {"content": "ok"}}]}\n\ndata: {"choices": [{"del\n\ndata: [DONE]\n\n'
+
+
+@pytest.mark.parametrize("reply,stream,error", [
+    ({"raw_body": CUT_JSON}, False, "the endpoint's reply is not valid JSON (HTTP 200, 100 bytes): " + CUT_JSON),
+    ({"raw_body": "<html><body>502 Bad Gateway</body></html>", "content_type": "text/html"}, True,
+     "the endpoint's reply is not valid JSON (HTTP 200, 41 bytes): <html><body>502 Bad Gateway"),
+    ({"raw_body": CUT_STREAM, "content_type": "text/event-stream"}, True,
+     "the endpoint's reply has an event that is not valid JSON (HTTP 200, 91 bytes): data: {\"choices\""),
+    ({"raw_body": '{"object": "chat.completion"}'}, False, "the endpoint's reply has no choices"),
+])
+def test_a_malformed_200_is_named_as_such(kernelopt_bin, reply, stream, error):
+    with ScriptedServer({"default": reply}) as s:
+        r, j, _ = check(kernelopt_bin, s.url, stream=stream)
+    assert r.returncode == 1 and not j["ok"] and j["error"].startswith(error), j
+    assert "reported an error" not in j["error"] and len(s.requests) == 1  # not the endpoint's error; not retried
+
+
+def test_the_transcript_keeps_a_malformed_reply_as_received(kernelopt_bin, tmp_path):
+    script = {"rules": [{"match": "# kernelopt profiler prompt", "replies": [{"raw_body": CUT_JSON}]},
+                        {"match": "# kernelopt planner prompt", "replies": [
+                            {"raw_body": CUT_STREAM, "content_type": "text/event-stream"}]}],
+              "default": {"text": "no code here"}}
+    with ScriptedServer(script, expect_key=KEY) as server:
+        cfg = write_config(tmp_path, server.url)
+        r = run_optimize(kernelopt_bin, tmp_path, cfg, "--max-cascades", "1")
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(x) for x in (tmp_path / "out" / "transcripts.jsonl").read_text().splitlines()]
+    prof = next(x for x in lines if x["role"] == "profiler")
+    plan = next(x for x in lines if x["role"] == "planner")
+    assert prof["outcome"] == "failed" and prof["http_status"] == 200
+    assert prof["reason"].startswith("the endpoint's reply is not valid JSON (HTTP 200, 100 bytes): " + CUT_JSON)
+    assert prof["reply"] == CUT_JSON and prof["reply_malformed"] is True  # what came, not ""
+    assert plan["outcome"] == "failed" and plan["reply"] == CUT_STREAM and plan["reply_malformed"] is True
+    assert "has an event that is not valid JSON" in plan["reason"]
+    coder = [x for x in lines if x["role"] == "coder"]
+    assert coder and all(x["reply"] == "no code here" and x["reply_malformed"] is False for x in coder)
+    assert_key_absent(tmp_path, r.stdout, r.stderr)
 
 
 def test_unconfigured_agents_llm_names_the_fix(kernelopt_bin, tmp_path):

@@ -142,7 +142,7 @@ Reply Client::send(const std::vector<Message>& messages) {
   auto t0 = Clock::now();
   auto done = [&]() -> Reply {
     r.latency_s = std::chrono::duration<double>(Clock::now() - t0).count();
-    r.text = scrub(r.text), r.error = scrub(r.error);
+    r.text = scrub(r.text), r.error = valid_utf8(scrub(r.error)), r.raw = scrub(r.raw);
     return r;
   };
   if (std::string why = budget_spent(); !why.empty()) {
@@ -187,6 +187,9 @@ Reply Client::send(const std::vector<Message>& messages) {
     no_reply_streak_ = answered ? 0 : no_reply_streak_ + 1;
   }
   r.http_status = a.status;
+  // Before anything quotes a part of the body: a key echoed across a cut would escape the scrub.
+  const size_t received = a.body.size();
+  a.body = scrub(std::move(a.body));
   Completion c;
   if (a.oversized) {
     r.error = fmt::format("reply larger than {} bytes (max_reply_bytes); dropped", c_.max_reply_bytes);
@@ -207,8 +210,12 @@ Reply Client::send(const std::vector<Message>& messages) {
     if (retryable_status(a.status)) r.error += fmt::format(" (after {} attempts)", r.attempts);
     return done();
   }
-  c = a.sse && a.event_stream ? a.sse->result() : parse_reply(c_.provider, a.body);
+  bool streamed = a.sse && a.event_stream;
+  c = streamed ? a.sse->result() : parse_reply(c_.provider, a.body);
   if (cut) c.complete = false;
+  // A whole answer labelled an event stream that holds no event at all (an HTML page, say).
+  if (streamed && !cut && a.sse->events() == 0 && !a.body.empty() && c.malformed.empty())
+    c.malformed = "is not a server-sent-event stream";
   r.text = c.text, r.model = c.model, r.finish = c.finish;
   r.truncated = c.truncated();
   // Tokens are spent even by a reply that is unusable: count them before judging it.
@@ -222,8 +229,18 @@ Reply Client::send(const std::vector<Message>& messages) {
     std::lock_guard lock(mu_);
     spent_.input_tokens += r.input_tokens, spent_.output_tokens += r.output_tokens, spent_.cost += r.cost;
   }
-  if (!c.error.empty()) r.error = "the endpoint reported an error: " + c.error.substr(0, 300);
-  else if (r.truncated) r.error = c.complete ? fmt::format("truncated: the reply hit the token limit ({})", c.finish)
+  if (!c.error.empty()) {
+    r.error = "the endpoint reported an error: " + c.error.substr(0, 300);
+  } else if (!c.malformed.empty()) {
+    // Not "reported an error": the endpoint said 200 and sent something else. What it sent is kept.
+    r.malformed = true;
+    r.raw = utf8_prefix(valid_utf8(a.body.substr(0, kMaxRawReply + 4)), kMaxRawReply);
+    std::string quote = utf8_prefix(r.raw, kMalformedQuote);
+    for (char& ch : quote)
+      if (ch == '\n' || ch == '\r' || ch == '\t') ch = ' ';  // one line in a log
+    r.error = fmt::format("the endpoint's reply {} (HTTP 200, {} bytes): {}{}", c.malformed, received,
+                          a.body.empty() ? "(empty body)" : quote, r.raw.size() > quote.size() ? "..." : "");
+  } else if (r.truncated) r.error = c.complete ? fmt::format("truncated: the reply hit the token limit ({})", c.finish)
                                             : "truncated: the stream ended before the end of the message";
   else if (c.text.empty()) r.error = "the reply has no text";
   r.ok = r.error.empty();

@@ -9,6 +9,11 @@
 // timeouts before any header, 5xx to the last retry), the endpoint is given up for the run:
 // later requests fail at once instead of each waiting out its retries.
 //
+// A 200 whose body is no reply of the protocol (not valid JSON, no choices, an
+// event stream with an event that is not JSON, or no events at all) is a
+// failure of its own, `malformed`, not retried: its error quotes the start of
+// the body, and `raw` keeps what was received for the transcript.
+//
 // The API key goes into one request header and nowhere else; any echo of it in
 // a reply or error is replaced by "[redacted]" before the reply leaves here.
 #pragma once
@@ -32,6 +37,8 @@ struct Reply {
   std::string finish;
   std::string error;             // why not ok: "HTTP 500: ...", "timed out after 5 s", "budget spent: ..."
   bool truncated = false;        // cut short by the token limit or a stream that ended early
+  bool malformed = false;        // HTTP 200, but the body is no reply of the protocol
+  std::string raw;               // when malformed: the body as received (at most kMaxRawReply bytes)
   bool not_sent = false;         // refused before sending: budget spent, or the endpoint given up
   bool refused_by_budget = false;  // not sent because the budget was spent
   long http_status = 0;
@@ -43,6 +50,9 @@ struct Reply {
 };
 
 inline constexpr int kGiveUpAfter = 3;
+// How much of a malformed body Reply::raw keeps (the transcript's `reply`), and its error quotes.
+inline constexpr size_t kMaxRawReply = 64 * 1024;
+inline constexpr size_t kMalformedQuote = 200;
 
 struct Spent {
   int64_t requests = 0, refused = 0, input_tokens = 0, output_tokens = 0;

@@ -16,9 +16,11 @@ std::pair<size_t, Reply> Session::ask(const std::string& role, const std::string
   Reply r = client_.send({{"system", sys}, {"user", text}});
   Exchange e;
   e.role = role, e.prompt_version = p.version, e.kernel = kernel, e.prompt = text;
-  e.reply = std::move(r.text);
+  // A malformed reply has no text: the transcript keeps what the endpoint sent instead (marked).
+  e.reply = r.malformed ? r.raw : std::move(r.text);
   e.meta = r;
-  r.text = e.reply;
+  e.meta.raw.clear();  // it is `reply`
+  if (!r.malformed) r.text = e.reply;
   if (r.not_sent) e.outcome = "refused", e.reason = r.error;
   else if (!r.ok) e.outcome = "failed", e.reason = r.error;
   std::lock_guard lock(mu_);
@@ -65,7 +67,8 @@ json exchange_json(const Exchange& e) {
           {"tokens_estimated", m.tokens_estimated},
           {"cost", m.cost},
           {"prompt", e.prompt},
-          {"reply", e.reply}};
+          {"reply", e.reply},
+          {"reply_malformed", m.malformed}};
 }
 
 std::string Session::jsonl() const {

@@ -21,8 +21,8 @@ namespace kopt::llm {
 
 struct Exchange {
   std::string role, prompt_version, kernel;
-  std::string prompt, reply;
-  Reply meta;                         // tokens, latency, cost, error (text moved to `reply`)
+  std::string prompt, reply;          // reply: the text; for a malformed reply, the body as received
+  Reply meta;                         // tokens, latency, cost, error (text or raw body moved to `reply`)
   std::string outcome = "pending";    // proposed | unparsable | failed | refused
   std::string reason;
   std::vector<std::string> candidates;  // hashes of the candidates the reply became

@@ -57,7 +57,7 @@ Completion parse_reply(Provider p, const std::string& body) {
   Completion c;
   json j = json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
-    c.error = "the reply is not a JSON object";
+    c.malformed = j.is_discarded() ? "is not valid JSON" : "is not a JSON object";
     return c;
   }
   if (j.contains("error") && !j["error"].is_null()) {
@@ -68,7 +68,7 @@ Completion parse_reply(Provider p, const std::string& body) {
   if (p == Provider::OpenAI) {
     const json& choices = j.value("choices", json::array());
     if (!choices.is_array() || choices.empty() || !choices[0].is_object()) {
-      c.error = "the reply has no choices";
+      c.malformed = "has no choices";
       return c;
     }
     const json& msg = choices[0].value("message", json::object());
@@ -80,7 +80,7 @@ Completion parse_reply(Provider p, const std::string& body) {
   } else {
     const json& content = j.value("content", json::array());
     if (!content.is_array()) {
-      c.error = "the reply has no content list";
+      c.malformed = "has no content list";
       return c;
     }
     for (const json& b : content)
@@ -110,12 +110,20 @@ void SseParser::feed(const std::string& bytes) {
 }
 
 void SseParser::event(const std::string& data) {
+  if (data.empty()) return;  // an event without data
+  ++events_;
   if (p_ == Provider::OpenAI && data == "[DONE]") {
     c_.complete = true;
     return;
   }
   json j = json::parse(data, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return;  // keep-alives and comments
+  if (j.is_discarded() || !j.is_object()) {
+    // Keep-alives and comments are `:` lines, never data: a data event that is not a JSON object
+    // is a stream the reply cannot be trusted from (a chunk of its text may be in it).
+    if (c_.malformed.empty())
+      c_.malformed = j.is_discarded() ? "has an event that is not valid JSON" : "has an event that is not a JSON object";
+    return;
+  }
   if (j.contains("error") && !j["error"].is_null()) {
     c_.error = error_text(j);
     return;
@@ -178,5 +186,50 @@ double backoff_delay(int attempt, double base_s, double cap_s, std::optional<dou
 }
 
 bool retryable_status(long status) { return status == 429 || (status >= 500 && status <= 599); }
+
+namespace {
+
+// The length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlongs, no surrogates,
+// nothing above U+10FFFF), or 0.
+size_t utf8_sequence(const std::string& s, size_t i) {
+  auto at = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char b = at(i);
+  if (b < 0x80) return 1;
+  size_t n = b >= 0xC2 && b <= 0xDF ? 2 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xF0 && b <= 0xF4 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
+  if (b == 0xE0) lo = 0xA0;
+  else if (b == 0xED) hi = 0x9F;
+  else if (b == 0xF0) lo = 0x90;
+  else if (b == 0xF4) hi = 0x8F;
+  if (at(i + 1) < lo || at(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k)
+    if ((at(i + k) & 0xC0) != 0x80) return 0;
+  return n;
+}
+
+}  // namespace
+
+std::string valid_utf8(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    if (size_t n = utf8_sequence(s, i)) {
+      out.append(s, i, n);
+      i += n;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string utf8_prefix(const std::string& s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  size_t end = max_bytes;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;  // not inside a character
+  return s.substr(0, end);
+}
 
 }  // namespace kopt::llm

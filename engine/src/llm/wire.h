@@ -33,6 +33,10 @@ struct Completion {
   bool complete = false;       // the protocol's end-of-message was seen (streams)
   std::optional<int64_t> input_tokens, output_tokens;
   std::string error;           // a protocol-level error ({"error": ...} body or event)
+  // Why the body is no reply of the protocol, though the endpoint reported no error: "is not valid
+  // JSON", "is not a JSON object", "has no choices", "has no content list", "has an event that is
+  // not valid JSON", ... ("" for a well-formed reply).
+  std::string malformed;
   // The reply was cut short: by the token limit, or a stream that ended before its end.
   bool truncated() const;
 };
@@ -41,7 +45,8 @@ struct Completion {
 nlohmann::json request_body(Provider p, const std::string& model, const std::vector<Message>& messages,
                             int64_t max_tokens, double temperature, bool stream);
 
-// A whole (non-streamed) reply body. Malformed bodies give a Completion with `error` set.
+// A whole (non-streamed) reply body. An {"error": ...} body gives a Completion with `error` set, a
+// body that is not a reply of the protocol one with `malformed` set.
 Completion parse_reply(Provider p, const std::string& body);
 
 // Incremental parser of a server-sent-event stream: feed bytes as they arrive.
@@ -51,12 +56,15 @@ class SseParser {
   void feed(const std::string& bytes);
   // After the connection closed: the reply so far (complete only if the end event was seen).
   const Completion& result() const { return c_; }
+  // The `data:` events seen so far (none in a body that is no event stream at all).
+  int events() const { return events_; }
 
  private:
   void event(const std::string& data);
   Provider p_;
   std::string buf_;
   Completion c_;
+  int events_ = 0;
 };
 
 // Seconds to wait from a Retry-After header value (delta-seconds or an HTTP date relative to
@@ -69,5 +77,12 @@ double backoff_delay(int attempt, double base_s, double cap_s, std::optional<dou
 
 // Whether an HTTP status is worth retrying (429 and 5xx).
 bool retryable_status(long status);
+
+// `s` as valid UTF-8: each byte that is not part of a well-formed sequence becomes U+FFFD (what a
+// server sent, or a cut through a character, must not make a JSON dump of the transcript throw).
+std::string valid_utf8(const std::string& s);
+
+// At most the first `max_bytes` of `s` (valid UTF-8), cut at a character boundary.
+std::string utf8_prefix(const std::string& s, size_t max_bytes);
 
 }  // namespace kopt::llm
