@@ -58,6 +58,7 @@ class LaunchRecord(memory.Spillable):
         memory.Spillable.__init__(self)
         self.device = next((a.device for a in self.args if isinstance(a, torch.Tensor)), None)
         self._stats: dict[int, tuple] = {}
+        self.isolated: dict | None = None  # the original alone against `after` (bundle_ops.run_kernel)
 
     def tensors(self) -> list[torch.Tensor]:
         return [a for a in self.args if isinstance(a, torch.Tensor)]
