@@ -7,7 +7,8 @@
 # EXTRA1 (commands) run on GPU 0 / GPU 1 before that GPU's lane. The engine (Release build) and its shared libraries travel in .gpu-bin/, wheels
 # in .whl/. Env: LIMIT (s for the whole call), BUDGET (s per problem), SPECS, NO_LANE1 (EXTRA1 only), VERBOSE
 # (the jobs' own progress lines, with seconds, in the lanes' logs), LANES=1 (a one-GPU machine: one lane, the
-# whole suite on GPU 0; its state is still TAG0).
+# whole suite on GPU 0; its state is still TAG0), SUITE (default benchmarks/suite; benchmarks/large for the
+# large tier, docs/memory.md).
 set -u
 LIMIT=${LIMIT:-570}
 if ls .whl/*.whl >/dev/null 2>&1; then  # wheels are optional (helion for its kernel files)
@@ -26,7 +27,7 @@ lane() {  # GPU shard
     mkdir -p $d; cp .gpu-state/$T$s/run.json .gpu-state/$T$s/results.jsonl $d/ 2>/dev/null
     [ "$(left $LIMIT)" -gt 90 ] || break
     CUDA_VISIBLE_DEVICES=$g KERNELOPT_DB=/tmp/k$g.db timeout -k 5 $(left $((LIMIT-25))) .gpu-bin/kernelopt bench \
-        benchmarks/suite --levels $L --shard $s/$LANES --gpus 0 --budget-per-problem ${BUDGET:-20} --out $d \
+        ${SUITE:-benchmarks/suite} --levels $L --shard $s/$LANES --gpus 0 --budget-per-problem ${BUDGET:-20} --out $d \
         ${VERBOSE:+--verbose} >$d/bench.log 2>&1
     echo "bench $T$s rc=$?" >>$d/bench.log
   done
