@@ -58,6 +58,8 @@ def test_references_are_computed_once_per_bundle(monkeypatch):
     runs = []
     monkeypatch.setattr(bundle_ops, "run_model", lambda state, modules=None: runs.append("baseline") or [1.0])
     monkeypatch.setattr(bundle_ops, "eager_model", lambda state, dtype=None: runs.append(str(dtype)) or [2.0])
+    # The float64 reference of a module bundle is its own run (the model upcast, on the device or the host).
+    monkeypatch.setattr(bundle_ops, "_fp64_reference", lambda state: runs.append("torch.float64") or [2.0])
     state = _state()
     for _ in range(3):
         assert bundle_ops.reference(state, "baseline") == [1.0]
