@@ -20,6 +20,7 @@ from conftest import CORPUS, worker_process
 
 from kernelopt.worker import compare as cmp
 from kernelopt.worker import memory
+from kernelopt.worker.launches import kernel_decls
 
 DEVICE = os.environ.get("KERNELOPT_TEST_DEVICE", "cpu")
 
@@ -84,14 +85,8 @@ def worker():
 
 
 def _kernel_source(bundle: str, name: str) -> str:
-    import ast
-
-    src = (CORPUS / bundle / "module_0.py").read_text()
-    for node in ast.parse(src).body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.value.args \
-                and getattr(node.value.args[0], "value", None) == name:
-            return node.value.args[1].value
-    raise KeyError(name)
+    text = (CORPUS / bundle / "module_0.py").read_text()
+    return next(src for kernel, src in kernel_decls(text).values() if kernel == name)
 
 
 def _wrong(src: str) -> str:

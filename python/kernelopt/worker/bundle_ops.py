@@ -364,13 +364,11 @@ def _run_bytes(meta: dict, upcast: torch.dtype | None = None) -> int:
     at that dtype's size, as the float64 reference holds them)."""
     import math
 
-    sizes = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "bfloat16": 2, "float16": 2, "int16": 2}
-    floating = ("float64", "float32", "bfloat16", "float16")
-
-    def size(dtype: str) -> int:
-        if upcast is not None and dtype in floating:
-            return torch.empty(0, dtype=upcast).element_size()
-        return sizes.get(dtype, 1)
+    def size(name: str) -> int:
+        dtype = getattr(torch, name, None)
+        if not isinstance(dtype, torch.dtype):
+            return 1
+        return (upcast if upcast is not None and dtype.is_floating_point else dtype).itemsize
 
     return sum(math.prod(d["shape"]) * size(d.get("dtype", ""))
                for d in meta.get("inputs", []) + meta.get("outputs", []) if "shape" in d)
@@ -520,7 +518,7 @@ def run_kernel(req: dict) -> dict:
     rec = state.launch(req.get("graph", 0), req["kernel"], req.get("launch", 0))
     original = getattr(state.modules[rec.graph], rec.kernel)
     seed = req.get("seed")  # None: the real recorded arguments; an int: fresh random ones
-    if seed is None or not rec._stats:
+    if seed is None or not rec.has_stats():
         # A seed's inputs need only the record's layout and statistics (kept after the first seed):
         # a record the plan moved to the host stays there through the seeds.
         rec.use("G2 (the launch's recorded arguments)")

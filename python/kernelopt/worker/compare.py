@@ -131,7 +131,7 @@ def _compute_device(got: torch.Tensor, want: torch.Tensor) -> torch.device:
         return got.device
     if want.is_cuda:
         return want.device
-    return torch.device("cuda") if memory._cuda() else got.device
+    return torch.device("cuda") if memory.on_gpu() else got.device
 
 
 def _slices(got: torch.Tensor, want: torch.Tensor, bytes_per_element: int):

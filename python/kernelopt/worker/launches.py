@@ -9,8 +9,8 @@ buffers the kernel writes in place are recorded as they were going in.
 
 Records are the largest state a worker keeps (every launch's storages, twice: before and after),
 so they follow the memory plan (memory.py): an argument the launch left unchanged is kept once
-(its "after" is the "before"), a large "after" lives on the host (it is only ever compared, in
-slices), and a record is Spillable — moved to the host while other requests need the room, and
+(its "after" is the "before"), what a launch changed is kept on the host on a GPU (it is only ever
+compared, in slices), and a record is Spillable — moved to the host while other requests need the room, and
 back to the device when its kernel runs again (`use`).
 """
 
@@ -77,6 +77,10 @@ class LaunchRecord(memory.Spillable):
     def fresh_args(self) -> list[Any]:
         """New tensors holding the recorded values (a run may write into them)."""
         return fresh_copies(self.args)
+
+    def has_stats(self) -> bool:
+        """Whether synthesis has what it draws from (then the record's values are no longer needed)."""
+        return bool(self._stats)
 
     def _tensor_stats(self, i: int, a: torch.Tensor) -> tuple:
         """What synthesis draws from for argument `i`, computed once per record: ("float", mean, std),
@@ -171,7 +175,7 @@ def _after(a: torch.Tensor, before: torch.Tensor) -> torch.Tensor | None:
         return None
     if not a.is_cuda:
         return snapshot(a)
-    return memory._moved([a], torch.device("cpu"))[0]  # a copy of the storage, straight to the host
+    return memory.moved([a], torch.device("cpu"))[0]  # a copy of the storage, straight to the host
 
 
 _CHUNK = 1 << 26  # elements per slice where a whole-tensor temporary would be GB-sized

@@ -69,7 +69,8 @@ def gib(n: int) -> str:
     return f"{n / GiB:.1f} GiB" if n >= GiB // 10 else f"{n / (1 << 20):.1f} MiB"
 
 
-def _cuda() -> bool:
+def on_gpu() -> bool:
+    """Whether this process plans device memory on a CUDA GPU (else CPU mode: host memory)."""
     return os.environ.get("KERNELOPT_DEVICE", "cuda") == "cuda" and torch.cuda.is_available()
 
 
@@ -98,21 +99,21 @@ def budget() -> int:
     env = os.environ.get("KERNELOPT_WORKER_MEMORY")
     if env:
         return parse_bytes(env)
-    if _cuda():
+    if on_gpu():
         return int(torch.cuda.get_device_properties(0).total_memory * (1 - DEVICE_MARGIN))
     return 1 << 62  # CPU mode without a cap: the host's own limits apply
 
 
 def in_use() -> int:
     """Device bytes in use now: the allocator's count on CUDA, the held bytes' accounting on the CPU."""
-    return torch.cuda.memory_allocated() if _cuda() else held_bytes()
+    return torch.cuda.memory_allocated() if on_gpu() else held_bytes()
 
 
 def free() -> int:
     """Bytes a request may still allocate: the budget less what is in use, and on CUDA no more than
     the device has free (memory the allocator caches counts as free: it is reused first)."""
     room = budget() - in_use()
-    if _cuda():
+    if on_gpu():
         device_free, _ = torch.cuda.mem_get_info()
         cached = torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
         room = min(room, device_free + cached)
@@ -161,8 +162,8 @@ class Spillable:
     def spill(self) -> int:
         """Moves every tensor to host memory (views and shared storages kept); the bytes freed."""
         n = self.device_bytes()
-        if n and _cuda():
-            self._place(_moved(self.tensors(), torch.device("cpu")))
+        if n and on_gpu():
+            self._place(moved(self.tensors(), torch.device("cpu")))
             self.on_host = True
         return n if self.on_host else 0
 
@@ -171,7 +172,7 @@ class Spillable:
         if self.on_host:
             need = storage_bytes(self.tensors())
             reserve(need, stage, keep=(self,))
-            self._place(_moved(self.tensors(), self.device))
+            self._place(moved(self.tensors(), self.device))
             self.on_host = False
 
 
@@ -192,7 +193,7 @@ class Kept(Spillable):
         return [t for t in tree_leaves(self._source()) if isinstance(t, torch.Tensor)]
 
 
-def _moved(tensors: list, dev: torch.device) -> list:
+def moved(tensors: list, dev: torch.device) -> list:
     """The tensors on `dev`, each storage moved once: views of one storage stay views of one storage."""
     done: dict[int, torch.UntypedStorage] = {}
     out = []
@@ -263,7 +264,7 @@ def set_compiled_peak(nbytes: int | None) -> None:
 def reserve(need: int, stage: str, keep: tuple = ()) -> None:
     """Makes room for `need` more bytes: spills held objects (least recently used first, never those
     in `keep`) while the device is over the soft target, then requires the need to fit the budget."""
-    if not _cuda():
+    if not on_gpu():
         if need > free():
             raise WorkerOOM(stage, need, free())
         return
@@ -291,7 +292,7 @@ def room() -> int:
 
 def release_cache() -> None:
     gc.collect()
-    if _cuda():
+    if on_gpu():
         torch.cuda.empty_cache()
 
 
@@ -301,7 +302,7 @@ def release_cache() -> None:
 def reset_peak() -> None:
     global _peak_accounted, _peak_carried
     _peak_accounted, _peak_carried = held_bytes(), 0
-    if _cuda():
+    if on_gpu():
         torch.cuda.reset_peak_memory_stats()
 
 
@@ -325,14 +326,14 @@ def carry_peak(nbytes: int) -> None:
 
 
 def peak() -> int:
-    if _cuda():
+    if on_gpu():
         return max(_peak_carried, torch.cuda.max_memory_allocated())
     return max(_peak_accounted, held_bytes())
 
 
 def report() -> dict:
-    total = torch.cuda.get_device_properties(0).total_memory if _cuda() else None
-    return {"measured": _cuda(), "device": "cuda" if _cuda() else "cpu", "in_use_bytes": in_use(),
+    total = torch.cuda.get_device_properties(0).total_memory if on_gpu() else None
+    return {"measured": on_gpu(), "device": "cuda" if on_gpu() else "cpu", "in_use_bytes": in_use(),
             "held_bytes": held_bytes(), "device_held_bytes": device_held_bytes(), "peak_bytes": peak(),
             "free_bytes": free(), "budget_bytes": budget(), "total_bytes": total,
             "compiled_peak_bytes": _compiled_peak}
