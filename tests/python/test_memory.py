@@ -65,7 +65,7 @@ def test_sliced_comparison_gives_the_whole_comparison(tiny_budget):
     memory.set_budget(memory.held_bytes() + 64 * 1024)
     assert cmp.slice_elements(48) == 1024  # the plan's floor: every case here is cut into many slices
     for k, (g, w, p) in _cases().items():
-        assert len(list(cmp._slices(g, w, 48))) > 50, k
+        assert len(list(cmp.slices(g, w, 48))) > 50, k
         assert cmp.compare_tensor(g, w, promote=p) == whole[k], k
     # The cases mean something: the planted mismatch fails, the equal copy passes.
     assert not whole["float32"]["ok"] and whole["float32 equal"]["ok"] and whole["int64"]["mismatched"] == 1

@@ -176,10 +176,10 @@ def _compare(eager: Any, compiled: Any) -> dict:
             return {"max_abs": None, "max_rel": None, "note": "compiled outputs differ in structure or shape"}
         # In slices on the outputs' own device (compare.py's): whole float64 copies on the host took
         # most of a capture's time for outputs of several GB.
-        from .compare import _slices
+        from .compare import slices
 
         d = m = 0.0
-        for cs, es in _slices(c.detach(), e.detach(), 48):
+        for cs, es in slices(c.detach(), e.detach(), 48):
             es, cs = es.double(), cs.to(es.device).double()
             diff = (cs - es).abs()
             diff[(cs == es) | (cs.isnan() & es.isnan())] = 0  # equal infinities and NaN-vs-NaN are no difference

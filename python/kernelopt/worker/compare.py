@@ -66,7 +66,7 @@ def compare_tensor(got: torch.Tensor, want: torch.Tensor, tols: Tolerances | Non
         return out
     if not want.is_floating_point():
         dev = _compute_device(got, want)
-        diff = sum(int((g.to(dev) != w.to(dev)).sum()) for g, w in _slices(got, want, 2 * want.element_size() + 1))
+        diff = sum(int((g.to(dev) != w.to(dev)).sum()) for g, w in slices(got, want, 2 * want.element_size() + 1))
         out.update(ok=diff == 0, mismatched=diff)
         return out
     atol, rtol = (tols or DEFAULT_TOLERANCES).get(want.dtype, (0.0, 0.0))
@@ -74,7 +74,7 @@ def compare_tensor(got: torch.Tensor, want: torch.Tensor, tols: Tolerances | Non
     max_abs = scale = 0.0
     n_finite = 0
     dev = _compute_device(got, want)
-    for gs, ws in _slices(got, want, _BYTES_PER_COMPARED_ELEMENT):
+    for gs, ws in slices(got, want, _BYTES_PER_COMPARED_ELEMENT):
         g, w = gs.to(dev).double(), ws.to(dev).double()
         nan_ok = nan_ok and bool(torch.equal(torch.isnan(g), torch.isnan(w)))
         inf_ok = inf_ok and bool(torch.equal(torch.isinf(g) & (g > 0), torch.isinf(w) & (w > 0))) and bool(
@@ -134,7 +134,7 @@ def _compute_device(got: torch.Tensor, want: torch.Tensor) -> torch.device:
     return torch.device("cuda") if memory.on_gpu() else got.device
 
 
-def _slices(got: torch.Tensor, want: torch.Tensor, bytes_per_element: int):
+def slices(got: torch.Tensor, want: torch.Tensor, bytes_per_element: int):
     """Matching slices of `got` and `want` along their largest dimension (whole for small tensors)."""
     limit = slice_elements(bytes_per_element)
     n = want.numel()
@@ -147,7 +147,7 @@ def _slices(got: torch.Tensor, want: torch.Tensor, bytes_per_element: int):
         # Even one index of the largest dimension is too much: slice each index of the first other
         # dimension in turn (recursively), so no slice exceeds the limit.
         for i in range(want.shape[dim]):
-            yield from _slices(got.select(dim, i), want.select(dim, i), bytes_per_element)
+            yield from slices(got.select(dim, i), want.select(dim, i), bytes_per_element)
         return
     step = max(1, limit // max(1, inner))
     for start in range(0, want.shape[dim], step):
