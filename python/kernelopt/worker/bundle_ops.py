@@ -43,16 +43,13 @@ class BundleState:
     launches: list[LaunchRecord] = field(default_factory=list)
     # (model, inputs, buffer snapshot) per dtype override, built once: see problem_of().
     problems: dict = field(default_factory=dict)
-    # The outputs every candidate is compared with, computed once: see reference().
+    # The outputs every candidate is compared with, computed once, each a memory.HeldTree (counted as
+    # held, spilled to the host when the device needs the room): see reference().
     references: dict = field(default_factory=dict)
     # The baseline against itself run again, per tolerance set: see baseline_self().
     self_checks: dict = field(default_factory=dict)
     # The last compiled model (modules' identity, Dynamo epoch, compiled model, modules): see model_runner().
     runner: tuple | None = None
-
-    def __post_init__(self):
-        # The references count as held memory (memory.held_bytes), wherever they live.
-        self.kept = memory.Kept(lambda: list(self.references.values()))
 
     def launch(self, graph: int, kernel: str, index: int) -> LaunchRecord:
         for rec in self.launches:
@@ -223,19 +220,16 @@ def reference(state: BundleState, which: str):
         run = {"baseline": lambda: run_model(state), "eager": lambda: eager_model(state),
                "fp64": lambda: _fp64_reference(state)}[which]
         state.references[which] = _kept(run())
-    return state.references[which]
+    held = state.references[which]
+    held.touch()
+    # Callers drop it before their next allocation: a spill of a reference someone still holds
+    # would free nothing on the device.
+    return held.value
 
 
-def _kept(out):
-    """A reference as the worker keeps it: leaves of HOST_REFERENCE_BYTES or more on the host."""
-    from torch.utils._pytree import tree_map
-
-    def place(x):
-        if isinstance(x, torch.Tensor) and x.is_cuda and x.untyped_storage().nbytes() >= memory.HOST_REFERENCE_BYTES:
-            return x.detach().to("cpu")
-        return x
-
-    return tree_map(place, out)
+def _kept(out) -> memory.HeldTree:
+    """A reference as the worker keeps it: on the device while under the soft target, Spillable."""
+    return memory.kept_tree(out)
 
 
 def baseline_self(state: BundleState, tols) -> dict:
@@ -343,7 +337,7 @@ def run_baseline(req: dict) -> dict:
         # baseline every candidate is compared with.
         compiled_peak = _measured_run(state)
     lap("baseline_run")
-    ref = reference(state, "eager")  # before recording: its run and the records are never alive together
+    reference(state, "eager")  # before recording: its run and the records are never alive together
     lap("eager_run")
     state.launches = []
     sink: list[LaunchRecord] = []
@@ -351,7 +345,7 @@ def run_baseline(req: dict) -> dict:
         out = run_model(state)
     state.launches = sink
     lap("recorded_run")
-    report = cmp.compare_outputs(out, ref)
+    report = cmp.compare_outputs(out, reference(state, "eager"))
     del out
     lap("compare")
     return {"match": report["ok"], "comparison": report, "launches": len(sink),
@@ -629,12 +623,17 @@ def run_module(req: dict) -> dict:
     state = get_bundle(req)
     tols = cmp.tolerances(req.get("tolerances"))
     got = run_model(state, _stitched_modules(state, req))
+    # The runs first (the baseline again, the float64 model), the references read after them: a
+    # run may spill a reference, which frees the device only if no one here still holds it.
+    # The baseline against itself run again: what the model varies by with no kernel changed
+    # (a candidate's difference from the baseline is read against it).
+    self_check = baseline_self(state, tols)
+    if req.get("fp64"):
+        reference(state, "fp64")
     baseline = reference(state, "baseline")
     out = {"vs_baseline": cmp.compare_outputs(got, baseline, tols),
            "vs_eager": cmp.compare_outputs(got, reference(state, "eager"), tols),
-           # The baseline against itself run again: what the model varies by with no kernel changed
-           # (a candidate's difference from the baseline is read against it).
-           "baseline_self": baseline_self(state, tols)}
+           "baseline_self": self_check}
     if req.get("fp64"):
         # G3's fallback: both against the model in float64, so the cascade can ask whether the
         # candidate is at least as accurate as the baseline.
@@ -650,6 +649,7 @@ def run_fp64(req: dict) -> dict:
     """The problem's model in float64 on upcast inputs (the reference G3 falls back to), against
     the baseline modules' output; reports the baseline's error relative to float64."""
     state = get_bundle(req)
+    reference(state, "fp64")  # the run first, the references read after it
     ref = reference(state, "fp64")
     baseline = reference(state, "baseline")
     return {"baseline_vs_fp64": cmp.compare_outputs(baseline, ref, promote=True)}

@@ -9,9 +9,10 @@ buffers the kernel writes in place are recorded as they were going in.
 
 Records are the largest state a worker keeps (every launch's storages, twice: before and after),
 so they follow the memory plan (memory.py): an argument the launch left unchanged is kept once
-(its "after" is the "before"), what a launch changed is kept on the host on a GPU (it is only ever
-compared, in slices), and a record is Spillable — moved to the host while other requests need the room, and
-back to the device when its kernel runs again (`use`).
+(its "after" is the "before"); what a launch changed stays on the device while the device is under
+the soft target and goes to the host otherwise (it is only ever compared, in slices, once); and a
+record is Spillable — moved to the host while other requests need the room, and its arguments back
+to the device when its kernel runs again (`use`; what the launch changed is not brought back).
 """
 
 from __future__ import annotations
@@ -61,14 +62,16 @@ class LaunchRecord(memory.Spillable):
         self.isolated: dict | None = None  # the original alone against `after` (bundle_ops.run_kernel)
 
     def tensors(self) -> list[torch.Tensor]:
-        return [a for a in self.args if isinstance(a, torch.Tensor)]
+        # The arguments wherever they are, and what the launch changed while it is on the device.
+        return [a for a in self.args if isinstance(a, torch.Tensor)] + [a for a in self.after if _on_device(a)]
 
     def kept(self) -> list[torch.Tensor]:
-        return [a for a in self.after if isinstance(a, torch.Tensor)]
+        return [a for a in self.after if isinstance(a, torch.Tensor) and not _on_device(a)]
 
     def _place(self, tensors: list[torch.Tensor]) -> None:
-        it = iter(tensors)
+        it = iter(tensors)  # in tensors()'s order, chosen before anything moved
         self.args = [next(it) if isinstance(a, torch.Tensor) else a for a in self.args]
+        self.after = [next(it) if _on_device(a) else a for a in self.after]
 
     def after_args(self) -> list[Any]:
         """The arguments as the launch left them (`after` keeps None where nothing changed)."""
@@ -169,13 +172,18 @@ class _Recording:
         return getattr(self._real, name)
 
 
+def _on_device(a) -> bool:
+    return isinstance(a, torch.Tensor) and a.is_cuda
+
+
 def _after(a: torch.Tensor, before: torch.Tensor) -> torch.Tensor | None:
-    """What the launch left in `a`: None where nothing changed, else a snapshot on the host."""
+    """What the launch left in `a`: None where nothing changed, else a snapshot — on the host when
+    the device is over the soft target (a copy of the storage, straight there)."""
     if same_bytes(a, before):
         return None
-    if not a.is_cuda:
+    if not a.is_cuda or memory.fits_now(a.untyped_storage().nbytes()):
         return snapshot(a)
-    return memory.moved([a], torch.device("cpu"))[0]  # a copy of the storage, straight to the host
+    return memory.moved([a], torch.device("cpu"))[0]
 
 
 _CHUNK = 1 << 26  # elements per slice where a whole-tensor temporary would be GB-sized

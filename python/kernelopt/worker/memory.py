@@ -43,8 +43,10 @@ DEVICE_MARGIN = 0.06
 TARGET_RATIO = 2.3
 # Objects below this size are never worth a transfer: they stay where they are.
 SPILL_MIN_BYTES = 64 << 20
-# Model outputs kept as references (compared with every candidate) live on the host from this size:
-# a comparison reads them in slices (compare.py) and they cost the device nothing between requests.
+# Model outputs kept as references (compared with every candidate) and what a recorded launch
+# changed stay on the device while the device is under the soft target (a copy to the host of a
+# several-GB output took seconds, most of the baseline stage); above it, leaves from this size go to
+# the host at once. Either way they are Spillable, and a comparison reads host ones in slices.
 HOST_REFERENCE_BYTES = 256 << 20
 
 
@@ -176,21 +178,43 @@ class Spillable:
             self.on_host = False
 
 
-class Kept(Spillable):
-    """Tensors held between requests that never move (references already on the host, small
-    state): counted in `held_bytes()` through `source()`, a callable giving them as they are now."""
+class HeldTree(Spillable):
+    """A pytree of tensors held between requests (a reference output): its device leaves move to the
+    host together when room is needed, its host leaves are counted and stay. Readers take `value`
+    when they use it and drop it before the next request's allocation, so a spill frees the device."""
 
-    def __init__(self, source):
-        self._source = source
+    def __init__(self, value):
+        self.value = value
         super().__init__()
 
-    def tensors(self) -> list[torch.Tensor]:
-        return []
-
-    def kept(self) -> list[torch.Tensor]:
+    def _leaves(self) -> list:
         from torch.utils._pytree import tree_leaves
 
-        return [t for t in tree_leaves(self._source()) if isinstance(t, torch.Tensor)]
+        return [t for t in tree_leaves(self.value) if isinstance(t, torch.Tensor)]
+
+    def tensors(self) -> list[torch.Tensor]:
+        return [t for t in self._leaves() if t.is_cuda]
+
+    def kept(self) -> list[torch.Tensor]:
+        return [t for t in self._leaves() if not t.is_cuda]
+
+    def _place(self, tensors: list[torch.Tensor]) -> None:
+        from torch.utils._pytree import tree_map
+
+        it = iter(tensors)
+        self.value = tree_map(lambda t: next(it) if isinstance(t, torch.Tensor) and t.is_cuda else t, self.value)
+
+
+def kept_tree(value) -> HeldTree:
+    """`value` held as a HeldTree: on the device while the device is under the soft target, else
+    with its leaves of HOST_REFERENCE_BYTES or more moved to the host now."""
+    held = HeldTree(value)
+    if on_gpu() and in_use() > target():
+        big = [t for t in held.tensors() if t.untyped_storage().nbytes() >= HOST_REFERENCE_BYTES]
+        if big:
+            placed = dict(zip(map(id, big), moved(big, torch.device("cpu"))))
+            held._place([placed.get(id(t), t) for t in held.tensors()])
+    return held
 
 
 def moved(tensors: list, dev: torch.device) -> list:
