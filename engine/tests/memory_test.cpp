@@ -66,7 +66,7 @@ TEST(Memory, AReplyWithoutTheFieldsIsNotMeasured) {
     EXPECT_FALSE(r.peak_bytes.has_value()) << reply.dump();
     json s = memory_summary(r, compiled_peak_of(reply));
     EXPECT_EQ(s, json({{"measured", false}, {"peak_bytes", nullptr}, {"compiled_peak_bytes", nullptr},
-                       {"ratio", nullptr}}));
+                       {"ratio", nullptr}, {"peak_request", nullptr}}));
   }
   EXPECT_FALSE(combine_memory({}).measured);
   // run_baseline without `memory`, or with a null peak: no compiled peak.
@@ -83,6 +83,17 @@ TEST(Memory, SummaryRatioIsPeakOverTorchCompilesOwn) {
   EXPECT_DOUBLE_EQ(s["ratio"].get<double>(), 1.5);
   EXPECT_TRUE(memory_summary(combine_memory({measured(0, 300)}), 0)["ratio"].is_null());
   EXPECT_TRUE(memory_summary(combine_memory({measured(0, 300)}), std::nullopt)["ratio"].is_null());
+}
+
+TEST(Memory, ThePeaksRequestIsTheLargestAnyWorkerReported) {
+  json a = measured(0, 300), b = measured(0, 500), c = measured(0, 100);
+  a["peak_request"] = {{"op", "run_kernel"}, {"peak_bytes", 300}};
+  b["peak_request"] = {{"op", "run_baseline"}, {"peak_bytes", 500}};
+  c["peak_request"] = {{"op", 7}, {"peak_bytes", 900}};  // malformed: ignored
+  json s = memory_summary(combine_memory({a, b, c}), 200);
+  EXPECT_EQ(s["peak_request"]["op"], "run_baseline");
+  EXPECT_EQ(s["peak_request"]["peak_bytes"], 500);
+  EXPECT_TRUE(memory_summary(combine_memory({measured(0, 300)}), 200)["peak_request"].is_null());
 }
 
 TEST(Memory, EveryWorkerOfAPoolIsAskedAndThePeakResets) {

@@ -65,3 +65,85 @@ def test_chosen_config_is_the_autotuners_one_settled_launcher():
     assert chosen_config(object()) is None
     odd = triton.Config({"XBLOCK": 8, "EVEN": True}, num_warps=4, num_stages=1)
     assert chosen_config(types.SimpleNamespace(launchers=[types.SimpleNamespace(config=odd)])) is None
+
+
+def test_sliced_draws_are_the_same_for_a_seed_and_follow_the_recording(monkeypatch):
+    # A large tensor is drawn in fixed slices straight into its dtype (no float32 copy of a bf16
+    # input): the same seed gives the same values, each slice differs, the statistics hold.
+    from kernelopt.worker import launches
+
+    monkeypatch.setattr(launches, "_CHUNK", 1000)
+    src = (torch.randn(4500, generator=torch.Generator().manual_seed(5)) * 2 - 1).to(torch.bfloat16)
+    rec = LaunchRecord(graph=0, kernel="k", index=0, args=[src])
+    a, b = rec.synthesized_args(7)[0], rec.synthesized_args(7)[0]
+    assert a.dtype == torch.bfloat16 and torch.equal(a, b)
+    assert not torch.equal(a[:1000], a[1000:2000])
+    assert abs(float(a.float().mean()) + 1) < 0.2 and abs(float(a.float().std()) - 2) < 0.2
+    assert int((a == 0).sum()) < 10
+
+
+class _Kernel:
+    """A stand-in kernel object: `run` applies `fn` to its arguments (what a Triton launch does)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def run(self, *args, **kwargs):
+        self.fn(*args)
+
+
+def _module(**kernels):
+    import types
+
+    m = types.SimpleNamespace(__kernel_vars__={v: v for v in kernels}, **kernels)
+    return m
+
+
+def test_read_only_run_inputs_are_kept_without_a_copy_and_checked():
+    from kernelopt.worker.launches import record_launches
+
+    x = torch.randn(256)
+    out = torch.empty(256)
+    mod = _module(k0=_Kernel(lambda a, o: o.copy_(a * 2)))
+    sink = []
+    rec = record_launches([mod], sink, shared_inputs=[x], read_only=lambda g, v: {0})
+    with rec:
+        mod.k0.run(x, out)
+    assert rec.intact()
+    # The input is the record's argument itself (no copy); the output was copied before the launch.
+    assert sink[0].args[0] is x
+    assert sink[0].args[1].untyped_storage().data_ptr() != out.untyped_storage().data_ptr()
+    assert torch.equal(sink[0].after_args()[1], x * 2)
+
+
+def test_a_shared_input_written_later_in_the_run_is_found():
+    from kernelopt.worker.launches import record_launches
+
+    x = torch.randn(256)
+    out = torch.empty(256)
+    mod = _module(k0=_Kernel(lambda a, o: o.copy_(a + 1)), k1=_Kernel(lambda a: a.mul_(3)))
+    sink = []
+    rec = record_launches([mod], sink, shared_inputs=[x], read_only=lambda g, v: {0} if v == "k0" else set())
+    with rec:
+        mod.k0.run(x, out)
+        mod.k1.run(x)  # an in-place op on the model's input, after k0 read it
+    assert not rec.intact()  # k0's record no longer holds what k0 read: record again, copying
+
+
+def test_a_changed_buffer_without_room_is_kept_live_and_dropped_if_overwritten(monkeypatch):
+    from kernelopt.worker import launches, memory
+    from kernelopt.worker.launches import record_launches
+
+    x = torch.randn(256)
+    buf = torch.empty(256)
+    mod = _module(k0=_Kernel(lambda a, o: o.copy_(a - 1)), k1=_Kernel(lambda o: o.add_(5)))
+    monkeypatch.setattr(memory, "fits_now", lambda need: False)
+    sink = []
+    rec = record_launches([mod], sink)
+    with rec:
+        mod.k0.run(x, buf)
+        after0 = sink[0].after[1]
+        assert after0 is buf  # no room for a copy: the live buffer
+        mod.k1.run(buf)  # a later launch writes it: k0's "after" is lost, not wrong
+    assert rec.intact()
+    assert sink[0].after == [] and sink[1].after[0] is buf

@@ -201,6 +201,59 @@ def test_memory_op_reports_the_plan(worker):
         assert isinstance(r[key], int) and r[key] >= 0, key
     bad = worker("memory", budget_bytes=-5)
     assert not bad["ok"] and "budget_bytes" in bad["error"]
+    # Where the peak was reached: a request's name on a GPU, not measured in CPU mode.
+    worker("run_baseline", bundle=str(CORPUS / "layer_norm"))
+    where = worker("memory")["peak_request"]
+    if DEVICE == "cuda":
+        assert where["op"] == "run_baseline" and where["peak_bytes"] > 0, where
+    else:
+        assert where is None
+
+
+def test_a_reference_that_can_be_made_again_is_dropped_and_remade():
+    calls = []
+
+    def make():
+        calls.append(1)
+        return {"y": torch.arange(1000, dtype=torch.float32) * 0.5}
+
+    held = memory.HeldTree(make(), make)
+    first = held.get()["y"].clone()
+    held._release()  # what a spill does to it: nothing copied to the host
+    held.on_host = True
+    assert held.value is None and held.tensors() == [] and memory.storage_bytes(held.kept()) == 0
+    assert torch.equal(held.get()["y"], first) and len(calls) == 2
+    assert held.recomputable() and not held.on_host
+
+
+def test_a_reference_that_comes_out_different_is_kept_from_then_on():
+    values = iter([torch.ones(64), torch.full((64,), 2.0)])
+    held = memory.HeldTree(next(values), lambda: next(values))
+    held._release()
+    held.on_host = True
+    assert float(held.get().sum()) == 128  # made again, differently: a nondeterministic model
+    assert not held.recomputable()  # its next spill copies it to the host like any other
+
+
+def test_dropped_inputs_are_drawn_again_for_each_run():
+    from kernelopt.worker.bundle_ops import _Problem
+
+    draws = []
+
+    def redraw():
+        draws.append(1)
+        return [torch.linspace(-3, 3, 5000), 7]
+
+    problem = _Problem(torch.nn.Linear(2, 2), redraw(), {}, "cpu", redraw)
+    assert problem.recomputable()
+    problem._release()
+    problem.on_host = True
+    assert problem.tensors() == []  # nothing of the inputs held while dropped
+    a = problem.run_inputs()
+    assert torch.equal(a[0], torch.linspace(-3, 3, 5000)) and a[1] == 7 and len(draws) == 2
+    # Room again: the draw is kept, and each run gets its own copy of it.
+    b = problem.run_inputs()
+    assert problem.inputs is not None and b[0] is not problem.inputs[0] and torch.equal(b[0], a[0])
 
 
 def test_an_oom_problem_is_an_error_row_and_the_suite_goes_on(kernelopt_bin, tmp_path):

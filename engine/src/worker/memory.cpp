@@ -38,6 +38,12 @@ MemoryReading combine_memory(const std::vector<json>& replies) {
     if (!ok) continue;
     most(r.in_use_bytes, bytes_of(reply, "in_use_bytes"));
     most(r.peak_bytes, bytes_of(reply, "peak_bytes"));
+    auto where = reply.find("peak_request");
+    if (where != reply.end() && where->is_object() && where->value("op", json()).is_string()) {
+      auto at = bytes_of(*where, "peak_bytes");
+      auto held = bytes_of(r.peak_request, "peak_bytes");
+      if (at && (!held || *at > *held)) r.peak_request = {{"op", (*where)["op"]}, {"peak_bytes", *at}};
+    }
   }
   // A measured answer without its figure is no measurement.
   if (!r.peak_bytes) r.measured = false;
@@ -59,7 +65,7 @@ json memory_summary(const MemoryReading& r, std::optional<int64_t> compiled_peak
   if (r.peak_bytes && compiled_peak && *compiled_peak > 0)
     ratio = static_cast<double>(*r.peak_bytes) / static_cast<double>(*compiled_peak);
   return {{"measured", r.measured}, {"peak_bytes", opt(r.peak_bytes)}, {"compiled_peak_bytes", opt(compiled_peak)},
-          {"ratio", ratio}};
+          {"ratio", ratio}, {"peak_request", r.peak_request}};
 }
 
 }  // namespace kopt::worker

@@ -24,6 +24,8 @@ std::optional<int64_t> bytes_of(const nlohmann::json& j, std::string_view key);
 struct MemoryReading {
   bool measured = false;
   std::optional<int64_t> in_use_bytes, peak_bytes;
+  // {"op", "peak_bytes"}: the request during which the largest peak was reached (null: not known).
+  nlohmann::json peak_request;
 };
 MemoryReading combine_memory(const std::vector<nlohmann::json>& replies);
 
@@ -35,7 +37,7 @@ MemoryReading read_memory(Supervisor& sup, bool reset_peak,
 std::optional<int64_t> compiled_peak_of(const nlohmann::json& baseline_reply);
 
 // The figure reports and bench rows carry: {"measured", "peak_bytes", "compiled_peak_bytes",
-// "ratio"} (ratio = peak / compiled peak, null unless both are known).
+// "ratio", "peak_request"} (ratio = peak / compiled peak, null unless both are known).
 nlohmann::json memory_summary(const MemoryReading& r, std::optional<int64_t> compiled_peak);
 
 }  // namespace kopt::worker

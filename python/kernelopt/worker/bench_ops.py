@@ -144,4 +144,5 @@ def forget_bundles(req: dict) -> dict:
     timing.release()
     memory.set_compiled_peak(None)
     memory.release_cache()
+    memory.release_host_cache()
     return {"forgotten": n, "held_bytes": memory.held_bytes(), "in_use_bytes": memory.in_use()}

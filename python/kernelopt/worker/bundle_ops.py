@@ -23,7 +23,8 @@ import torch
 
 from . import compare as cmp
 from . import memory
-from .bundle_runner import BundleError, _BundleBackend, call_args, is_kernel_file, read_meta, rebuild_problem
+from .bundle_runner import (BundleError, _BundleBackend, call_args, input_redrawer, is_kernel_file, read_meta,
+                            rebuild_problem)
 from .compile_check import compile_for_launch
 from .cpu_runtime import load_module
 from .float64_mode import float64_everywhere
@@ -106,31 +107,79 @@ def get_bundle(req: dict) -> BundleState:
 class _Problem(memory.Spillable):
     """The rebuilt model, its inputs and its buffers as built. The inputs and the buffer snapshot
     may move to the host between model runs (every run gets fresh device copies of them anyway);
-    the model's own weights stay on the device and are counted as held."""
+    the model's own weights stay on the device and are counted as held. Inputs drawn on the device
+    under their seed (`redraw`) are dropped instead and drawn again when next needed: a draw of
+    several GB takes a tenth of a second on the GPU, a copy to the host and back seconds."""
 
-    def __init__(self, model: torch.nn.Module, inputs: list, snapshot: dict, device: str):
+    def __init__(self, model: torch.nn.Module, inputs: list, snapshot: dict, device: str, redraw=None):
         self.model, self.inputs, self.snapshot = model, inputs, snapshot
         self.device = torch.device(device)
+        self.redraw = redraw
         super().__init__()
 
+    def recomputable(self) -> bool:
+        return self.redraw is not None
+
     def tensors(self) -> list[torch.Tensor]:
-        return [x for x in self.inputs if isinstance(x, torch.Tensor)] + list(self.snapshot.values())
+        return [x for x in self.inputs or () if isinstance(x, torch.Tensor)] + list(self.snapshot.values())
 
     def kept(self) -> list[torch.Tensor]:
         return list(self.model.parameters())
 
     def _place(self, tensors: list[torch.Tensor]) -> None:
         it = iter(tensors)
-        self.inputs = [next(it) if isinstance(x, torch.Tensor) else x for x in self.inputs]
+        if self.inputs is not None:
+            self.inputs = [next(it) if isinstance(x, torch.Tensor) else x for x in self.inputs]
         self.snapshot = {name: next(it) for name in self.snapshot}
+
+    def _release(self) -> None:
+        if self.redraw is None:
+            return super()._release()
+        self.inputs = None  # drawn again when next needed
+        self.snapshot = dict(zip(self.snapshot, memory.moved(list(self.snapshot.values()), torch.device("cpu"))))
+
+    def run_inputs(self) -> list:
+        """The inputs for one run, the caller's own (a run may write into them): copies of the kept
+        ones, or a fresh draw of dropped ones — kept again when the device has room for a copy."""
+        self.touch()
+        if self.inputs is None:
+            drawn = self.redraw()
+            if not memory.fits_now(memory.storage_bytes(drawn)):
+                return drawn
+            self.inputs, self.on_host = drawn, False
+        return [x.to(self.device, copy=True) if isinstance(x, torch.Tensor) else x for x in self.inputs]
+
+    def values(self) -> list:
+        """The inputs as they are (read, never written): drawn again if dropped, not kept."""
+        self.touch()
+        return self.redraw() if self.inputs is None else self.inputs
+
+
+def _redraw_if_same(state: BundleState, inputs: list):
+    """The bundle's input redraw (bundle_runner.input_redrawer) when a second draw gives the same
+    bytes as `inputs` (checked once, by fingerprint; a problem whose inputs are not reproducible is
+    kept and spilled to the host as before); None for small inputs, which are never dropped."""
+    if not memory.on_gpu() or memory.storage_bytes(inputs) < memory.SPILL_MIN_BYTES:
+        return None
+    redraw = input_redrawer(state.dir, state.device)
+    if redraw is None:
+        return None
+    prints = [memory.fingerprint(x) for x in inputs if isinstance(x, torch.Tensor)]
+    try:
+        again = [memory.fingerprint(x) for x in redraw() if isinstance(x, torch.Tensor)]
+    except Exception:  # noqa: BLE001 - not redrawable here: kept and spilled as before
+        return None
+    return redraw if again == prints else None
 
 
 def _built(state: BundleState, dtype: torch.dtype | None) -> _Problem:
     """The problem for `dtype`, built on first use and kept with the bundle."""
     cached = state.problems.get(dtype)
     if cached is None:
+        redraw = None
         if dtype is None:
             model, inputs = rebuild_problem(state.dir, state.device)
+            redraw = _redraw_if_same(state, inputs)
         else:
             base = _built(state, None)
             base.touch()
@@ -140,9 +189,9 @@ def _built(state: BundleState, dtype: torch.dtype | None) -> _Problem:
             except Exception:  # noqa: BLE001 - a model that cannot be copied is built again
                 model = rebuild_problem(state.dir, state.device)[0].to(dtype)
             inputs = [x.to(state.device, dtype) if isinstance(x, torch.Tensor) and x.is_floating_point()
-                      else x.to(state.device) if isinstance(x, torch.Tensor) else x for x in base.inputs]
+                      else x.to(state.device) if isinstance(x, torch.Tensor) else x for x in base.values()]
         snapshot = {name: b.detach().clone() for name, b in model.named_buffers()}
-        cached = state.problems[dtype] = _Problem(model, inputs, snapshot, state.device)
+        cached = state.problems[dtype] = _Problem(model, inputs, snapshot, state.device, redraw)
     return cached
 
 
@@ -157,10 +206,8 @@ def problem_of(state: BundleState, dtype: torch.dtype | None = None) -> tuple[to
     problem = _built(state, dtype)
     # Copied to the device from wherever they are (a plan that moved them to the host keeps them
     # there: the run's own copy is the only one the device needs, and the caller made room for it).
-    problem.touch()
     _restore_buffers(problem.model, problem.snapshot)
-    inputs = [x.to(problem.device, copy=True) if isinstance(x, torch.Tensor) else x for x in problem.inputs]
-    return problem.model, inputs
+    return problem.model, problem.run_inputs()
 
 
 def _restore_buffers(model: torch.nn.Module, snapshot: dict) -> None:
@@ -219,17 +266,18 @@ def reference(state: BundleState, which: str):
     if which not in state.references:
         run = {"baseline": lambda: run_model(state), "eager": lambda: eager_model(state),
                "fp64": lambda: _fp64_reference(state)}[which]
-        state.references[which] = _kept(run())
-    held = state.references[which]
-    held.touch()
+        # The eager model's output is made again rather than copied to the host (one eager run, no
+        # trace: milliseconds on the GPU). The baseline's would need Dynamo to trace again whenever
+        # a candidate's modules ran last, the float64 one may run on the host: those are spilled.
+        state.references[which] = _kept(run(), run if which == "eager" else None)
     # Callers drop it before their next allocation: a spill of a reference someone still holds
     # would free nothing on the device.
-    return held.value
+    return state.references[which].get()
 
 
-def _kept(out) -> memory.HeldTree:
+def _kept(out, remake=None) -> memory.HeldTree:
     """A reference as the worker keeps it: on the device while under the soft target, Spillable."""
-    return memory.kept_tree(out)
+    return memory.kept_tree(out, remake)
 
 
 def baseline_self(state: BundleState, tols) -> dict:
@@ -283,7 +331,7 @@ def _float64_run(state: BundleState, dev: str):
     except Exception:  # noqa: BLE001 - a model that cannot be copied is built again
         model = rebuild_problem(state.dir, dev)[0].to(torch.float64)
     inputs = [x.to(dev, torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point()
-              else x.to(dev) if isinstance(x, torch.Tensor) else x for x in base.inputs]
+              else x.to(dev) if isinstance(x, torch.Tensor) else x for x in base.values()]
     with torch.no_grad(), float64_everywhere():
         return model(*inputs)
 
@@ -337,20 +385,51 @@ def run_baseline(req: dict) -> dict:
         # baseline every candidate is compared with.
         compiled_peak = _measured_run(state)
     lap("baseline_run")
-    reference(state, "eager")  # before recording: its run and the records are never alive together
+    # The eager model against the baseline's output, before recording: its run and the records are
+    # never alive together, and the eager output can be dropped (it is made again) while recording.
+    eager = reference(state, "eager")
     lap("eager_run")
-    state.launches = []
-    sink: list[LaunchRecord] = []
-    with record_launches(state.modules, sink):
-        out = run_model(state)
-    state.launches = sink
-    lap("recorded_run")
-    report = cmp.compare_outputs(out, reference(state, "eager"))
-    del out
+    report = cmp.compare_outputs(reference(state, "baseline"), eager)
+    del eager
     lap("compare")
-    return {"match": report["ok"], "comparison": report, "launches": len(sink),
+    state.launches = []
+    state.launches = _recorded(state)
+    lap("recorded_run")
+    return {"match": report["ok"], "comparison": report, "launches": len(state.launches),
             "memory": {"measured": compiled_peak is not None, "compiled_peak_bytes": compiled_peak},
             "seconds": {k: round(v, 3) for k, v in seconds.items()}}
+
+
+def _recorded(state: BundleState) -> list[LaunchRecord]:
+    """Every launch of one run of the baseline modules, recorded. Read-only arguments in the run's
+    own input copies are kept without a copy (record_launches); a run whose later launch wrote one
+    of them after all is recorded again with copies."""
+    known: dict = {}
+
+    def read_only(g: int, var: str) -> set[int]:
+        if (g, var) not in known:
+            known[g, var] = _read_only_args(state, g, var)
+        return known[g, var]
+
+    for share in (True, False):
+        sink: list[LaunchRecord] = []
+        run = model_runner(state)
+        recorder = record_launches(state.modules, sink, run.inputs if share else (), read_only)
+        with recorder:
+            out = run()
+        del out, run
+        if recorder.intact():
+            break
+    return sink
+
+
+def _read_only_args(state: BundleState, graph: int, var: str) -> set[int]:
+    """Positions of a kernel's arguments Inductor names `in_ptr*`: it only reads them (as G2's lean
+    path relies on); none for a kernel file, whose names are its author's."""
+    if is_kernel_file(state.meta):
+        return set()
+    names = _runtime_params(kernel_decls(state.sources[graph])[var][1], state.kernel_name(graph, var))
+    return {i for i, n in enumerate(names) if n.startswith("in_ptr")}
 
 
 def _run_bytes(meta: dict, upcast: torch.dtype | None = None) -> int:
@@ -378,7 +457,7 @@ def _measured_run(state: BundleState) -> int | None:
         return None
     problem = state.problems[None]
     resident = memory.storage_bytes(list(problem.model.parameters()) + list(problem.model.buffers())
-                                    + [x for x in problem.inputs if isinstance(x, torch.Tensor)])
+                                    + [x for x in run.inputs if isinstance(x, torch.Tensor)])
     torch.cuda.synchronize()
     before = torch.cuda.memory_allocated()
     peak_so_far = torch.cuda.max_memory_allocated()
@@ -623,24 +702,24 @@ def run_module(req: dict) -> dict:
     state = get_bundle(req)
     tols = cmp.tolerances(req.get("tolerances"))
     got = run_model(state, _stitched_modules(state, req))
-    # The runs first (the baseline again, the float64 model), the references read after them: a
-    # run may spill a reference, which frees the device only if no one here still holds it.
+    # The runs first (the baseline again, the float64 model), then one reference at a time, each
+    # dropped before the next is read: reading one may run a model (the eager output is made again
+    # when it was dropped), and a spill frees the device only if no one here still holds the tensor.
     # The baseline against itself run again: what the model varies by with no kernel changed
     # (a candidate's difference from the baseline is read against it).
     self_check = baseline_self(state, tols)
     if req.get("fp64"):
         reference(state, "fp64")
-    baseline = reference(state, "baseline")
-    out = {"vs_baseline": cmp.compare_outputs(got, baseline, tols),
-           "vs_eager": cmp.compare_outputs(got, reference(state, "eager"), tols),
-           "baseline_self": self_check}
+    out = {"vs_eager": cmp.compare_outputs(got, reference(state, "eager"), tols)}
+    out["vs_baseline"] = cmp.compare_outputs(got, reference(state, "baseline"), tols)
+    out["baseline_self"] = self_check
     if req.get("fp64"):
         # G3's fallback: both against the model in float64, so the cascade can ask whether the
         # candidate is at least as accurate as the baseline.
         # Compared in slices, each upcast on its own (compare.py): no whole float64 copy of an output.
         ref = reference(state, "fp64")
         out["candidate_vs_fp64"] = cmp.compare_outputs(got, ref, tols, promote=True)
-        out["baseline_vs_fp64"] = cmp.compare_outputs(baseline, ref, tols, promote=True)
+        out["baseline_vs_fp64"] = cmp.compare_outputs(reference(state, "baseline"), ref, tols, promote=True)
     return out
 
 

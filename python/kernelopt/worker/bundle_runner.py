@@ -59,6 +59,30 @@ def rebuild_problem(bundle_dir: str | Path, device: str) -> tuple[torch.nn.Modul
     return model, inputs
 
 
+def input_redrawer(bundle_dir: str | Path, device: str):
+    """A callable drawing the problem's inputs again on `device`, as rebuild_problem drew them (the
+    same seed, the same dtype override), or None where a draw is not made on that device (kernel
+    files, inputs drawn on the CPU: seconds per GB, not worth it). The memory plan drops such inputs
+    instead of copying them to the host (docs/memory.md); the caller checks that a second draw gives
+    the same bytes before relying on it."""
+    from .capture_common import _draw_inputs, inputs_device_of, load_problem
+
+    meta = read_meta(bundle_dir)
+    if is_kernel_file(meta) or device == "cpu" or meta.get("inputs_device", "cpu") != device:
+        return None
+    dtype = DTYPES[meta["dtype"]] if meta.get("dtype") else None
+    module = load_problem(Path(bundle_dir) / meta["problem"])
+
+    def redraw() -> list:
+        inputs = _draw_inputs(module, meta["seed"], device)
+        if inputs_device_of(inputs) != device:
+            raise RuntimeError("the problem's inputs were drawn on the CPU this time; they are not redrawn")
+        return [x.to(dtype) if dtype is not None and isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                for x in inputs]
+
+    return redraw
+
+
 def is_kernel_file(meta: dict) -> bool:
     """A bundle of a Triton or Helion kernel file: one module whose call() takes the launcher's inputs."""
     return meta.get("input_kind", "module") != "module"

@@ -9,9 +9,9 @@ buffers the kernel writes in place are recorded as they were going in.
 
 Records are the largest state a worker keeps (every launch's storages, twice: before and after),
 so they follow the memory plan (memory.py): an argument the launch left unchanged is kept once
-(its "after" is the "before"); what a launch changed stays on the device while the device is under
-the soft target and goes to the host otherwise (it is only ever compared, in slices, once); and a
-record is Spillable — moved to the host while other requests need the room, and its arguments back
+(its "after" is the "before"); a read-only argument in the run's own input copy is kept without a
+copy; what a launch changed is copied while the device is under the soft target, else the live
+buffer is kept (it is only ever compared, once; see record_launches); and a record is Spillable — moved to the host while other requests need the room, and its arguments back
 to the device when its kernel runs again (`use`; what the launch changed is not brought back).
 """
 
@@ -121,17 +121,23 @@ class LaunchRecord(memory.Spillable):
             dev = self.device or a.device  # the launch's device, also while the record is on the host
             gen = gens.setdefault(dev, torch.Generator(device=dev).manual_seed(seed))
             n = a.untyped_storage().nbytes() // a.element_size()
+            vals = torch.empty(n, dtype=a.dtype, device=dev)
             stats = self._tensor_stats(i, a)
-            if stats[0] == "float":
-                work = torch.float64 if a.dtype == torch.float64 else torch.float32
-                _, mean, std = stats
-                vals = torch.randn(n, generator=gen, device=dev, dtype=work)
-                vals = vals.mul_(std or 1.0).add_(mean).to(a.dtype)  # in place: GB-sized inputs, one temporary
-            elif stats[0] == "bool":
-                vals = torch.rand(n, generator=gen, device=dev) < stats[1]
-            else:
-                _, lo, hi = stats
-                vals = torch.randint(lo, hi + 1, (n,), generator=gen, device=dev, dtype=torch.int64).to(a.dtype)
+            # Drawn in fixed slices straight into the tensor: a whole-tensor draw of a bf16 input went
+            # through float32 (twice its bytes) and a bool or int one through 4 or 8 bytes an element.
+            # The slices are fixed, never sized by free memory, so a seed draws the same values anywhere.
+            for part in _chunks(vals):
+                if stats[0] == "float":
+                    work = torch.float64 if a.dtype == torch.float64 else torch.float32
+                    _, mean, std = stats
+                    part.copy_(torch.randn(part.numel(), generator=gen, device=dev, dtype=work)
+                               .mul_(std or 1.0).add_(mean))
+                elif stats[0] == "bool":
+                    part.copy_(torch.rand(part.numel(), generator=gen, device=dev) < stats[1])
+                else:
+                    _, lo, hi = stats
+                    part.copy_(torch.randint(lo, hi + 1, (part.numel(),), generator=gen, device=dev,
+                                             dtype=torch.int64))
             t = torch.empty(0, dtype=a.dtype, device=dev)
             t.set_(vals.untyped_storage(), a.storage_offset(), a.size(), a.stride())
             out.append(t)
@@ -154,19 +160,34 @@ class LaunchRecord(memory.Spillable):
 class _Recording:
     """Stands in for a kernel object in the module's globals: records, then launches."""
 
-    def __init__(self, real, var: str, graph: int, sink: list[LaunchRecord], counts: dict):
-        self._real, self._var, self._graph, self._sink, self._counts = real, var, graph, sink, counts
+    def __init__(self, real, var: str, graph: int, recorder: "record_launches", counts: dict):
+        self._real, self._var, self._graph, self._recorder, self._counts = real, var, graph, recorder, counts
 
     def run(self, *args, **kwargs):
         n = self._counts.get(self._var, 0)
         self._counts[self._var] = n + 1
-        memory.reserve(memory.storage_bytes(args), "recording launches")  # older records may move to the host
-        recorded = [snapshot(a) if isinstance(a, torch.Tensor) else a for a in args]
+        shared = self._recorder.shareable(self._graph, self._var, args)
+        copied = [a for i, a in enumerate(args) if isinstance(a, torch.Tensor) and i not in shared]
+        memory.reserve(memory.storage_bytes(copied), "recording launches")  # older records may move to the host
+        recorded = [a if i in shared else snapshot(a) if isinstance(a, torch.Tensor) else a for i, a in enumerate(args)]
         rec = LaunchRecord(self._graph, self._var, n, recorded, {k: v for k, v in kwargs.items() if k != "stream"})
-        self._sink.append(rec)
+        for i in shared:
+            self._recorder.watch(rec, "arg", i, args[i])
+        self._recorder.sink.append(rec)
         result = self._real.run(*args, **kwargs)
-        rec.after = [_after(a, r) if isinstance(a, torch.Tensor) else a for a, r in zip(args, recorded)]
+        rec.after = [self._after(rec, i, a, r) if isinstance(a, torch.Tensor) else a
+                     for i, (a, r) in enumerate(zip(args, recorded))]
         return result
+
+    def _after(self, rec: LaunchRecord, i: int, a: torch.Tensor, before: torch.Tensor) -> torch.Tensor | None:
+        """What the launch left in `a`: None where nothing changed, else a snapshot — or, when the
+        device has no room for one, `a` itself, checked unchanged when the model's run ends."""
+        if a is before or same_bytes(a, before):
+            return None
+        if memory.fits_now(a.untyped_storage().nbytes()):
+            return snapshot(a)
+        self._recorder.watch(rec, "after", i, a)
+        return a
 
     def __getattr__(self, name):
         return getattr(self._real, name)
@@ -174,16 +195,6 @@ class _Recording:
 
 def _on_device(a) -> bool:
     return isinstance(a, torch.Tensor) and a.is_cuda
-
-
-def _after(a: torch.Tensor, before: torch.Tensor) -> torch.Tensor | None:
-    """What the launch left in `a`: None where nothing changed, else a snapshot — on the host when
-    the device is over the soft target (a copy of the storage, straight there)."""
-    if same_bytes(a, before):
-        return None
-    if not a.is_cuda or memory.fits_now(a.untyped_storage().nbytes()):
-        return snapshot(a)
-    return memory.moved([a], torch.device("cpu"))[0]
 
 
 _CHUNK = 1 << 26  # elements per slice where a whole-tensor temporary would be GB-sized
@@ -270,17 +281,51 @@ def kernel_globals(module) -> dict[str, Any]:
 
 
 class record_launches:
-    """Context manager: while active, every kernel launch of `modules` is recorded into `sink`."""
+    """Context manager: while active, every kernel launch of `modules` is recorded into `sink`.
 
-    def __init__(self, modules: list, sink: list[LaunchRecord]):
+    Records copy each argument before its launch. Two exceptions save a copy of several GB each at
+    real sizes (docs/memory.md): an argument the kernel only reads (`read_only(graph, var)`: its
+    positions, from Inductor's `in_ptr` names) that lies in one of the run's own input copies
+    (`shared_inputs`, which nothing else uses) is kept as it is; and what a launch changed, when the
+    device has no room for a copy, is kept as the live buffer. Either could still be written by a
+    later launch of the same run: `intact()`, after the run, checks their fingerprints. A shared
+    argument that changed means the records are wrong (record again, copying); a changed live
+    buffer only loses the record's `after` (the isolated check is then not made)."""
+
+    def __init__(self, modules: list, sink: list[LaunchRecord], shared_inputs=(), read_only=None):
         self.modules, self.sink, self.saved = modules, sink, []
+        self._inputs = {x.untyped_storage().data_ptr() for x in shared_inputs if isinstance(x, torch.Tensor)}
+        self._read_only = read_only
+        self._watched: list[tuple[LaunchRecord, str, int, torch.Tensor, tuple]] = []
+
+    def shareable(self, graph: int, var: str, args) -> set[int]:
+        if not self._inputs or self._read_only is None:
+            return set()
+        ro = self._read_only(graph, var)
+        return {i for i, a in enumerate(args)
+                if i in ro and isinstance(a, torch.Tensor) and a.untyped_storage().data_ptr() in self._inputs}
+
+    def watch(self, rec: LaunchRecord, kind: str, i: int, t: torch.Tensor) -> None:
+        self._watched.append((rec, kind, i, t, memory.fingerprint(t)))
+
+    def intact(self) -> bool:
+        ok = True
+        for rec, kind, i, t, fp in self._watched:
+            if memory.fingerprint(t) == fp:
+                continue
+            if kind == "arg":
+                ok = False
+            else:
+                rec.after = []
+        self._watched = []
+        return ok
 
     def __enter__(self):
         for g, module in enumerate(self.modules):
             counts: dict = {}
             for var, obj in kernel_globals(module).items():
                 self.saved.append((module, var, obj))
-                setattr(module, var, _Recording(obj, var, g, self.sink, counts))
+                setattr(module, var, _Recording(obj, var, g, self, counts))
         return self.sink
 
     def __exit__(self, *exc):

@@ -12,7 +12,10 @@ not any one of them, ran the GPU out of memory. So:
   request asks `fits_now()` before it picks its whole-copy path over its lean one;
 - objects the worker keeps between requests (recorded launch storages, the problem's inputs) are
   `Spillable`: `reserve()` moves the least recently used of them to host memory until a request's
-  need fits, and each comes back to the device when it is next used. The soft target is
+  need fits, and each comes back to the device when it is next used. State the worker can make
+  again on the device (inputs drawn there under a seed, the eager model's output) is dropped instead
+  and made again when next used: milliseconds of GPU work against seconds of host copies. The soft
+  target is
   `TARGET_RATIO` times torch.compile's own peak for the model, once that is measured
   (`set_compiled_peak`): held state is spilled to stay under it, and only the hard budget fails;
 - what cannot fit raises `WorkerOOM`, which names the stage, the bytes needed and the bytes free,
@@ -161,13 +164,22 @@ class Spillable:
     def device_bytes(self) -> int:
         return 0 if self.on_host else storage_bytes(self.tensors())
 
+    def recomputable(self) -> bool:
+        """Whether spilling drops the tensors (made again on the device when next used) rather than
+        copying them to the host: such objects are spilled first."""
+        return False
+
     def spill(self) -> int:
-        """Moves every tensor to host memory (views and shared storages kept); the bytes freed."""
+        """Frees the device: moves every tensor to host memory (views and shared storages kept), or
+        drops what can be made again; the bytes freed."""
         n = self.device_bytes()
         if n and on_gpu():
-            self._place(moved(self.tensors(), torch.device("cpu")))
+            self._release()
             self.on_host = True
         return n if self.on_host else 0
+
+    def _release(self) -> None:
+        self._place(moved(self.tensors(), torch.device("cpu")))
 
     def use(self, stage: str) -> None:
         self.touch()
@@ -180,12 +192,38 @@ class Spillable:
 
 class HeldTree(Spillable):
     """A pytree of tensors held between requests (a reference output): its device leaves move to the
-    host together when room is needed, its host leaves are counted and stay. Readers take `value`
-    when they use it and drop it before the next request's allocation, so a spill frees the device."""
+    host together when room is needed, its host leaves are counted and stay. Readers take `get()`
+    when they use it and drop it before the next request's allocation, so a spill frees the device.
 
-    def __init__(self, value):
-        self.value = value
+    With `remake` (a callable giving the same value again, on the device, in milliseconds) a spill
+    drops the value instead, and `get()` makes it again. The first remake is checked against the
+    original's fingerprints: a value that comes out different (a nondeterministic model) is kept
+    from then on, spilled to the host like any other."""
+
+    def __init__(self, value, remake=None):
+        self.value, self.remake = value, remake
+        self._prints = [fingerprint(t) for t in self._leaves()] if remake is not None else None
         super().__init__()
+
+    def recomputable(self) -> bool:
+        return self.remake is not None
+
+    def _release(self) -> None:
+        if self.remake is None:
+            super()._release()
+        else:
+            self.value = None
+
+    def get(self):
+        self.touch()
+        if self.value is None and self.on_host:
+            self.on_host = False
+            self.value = self.remake()
+            if self._prints is not None:
+                if [fingerprint(t) for t in self._leaves()] != self._prints:
+                    self.remake = None  # not reproducible: kept as made now, spilled to the host later
+                self._prints = None
+        return self.value
 
     def _leaves(self) -> list:
         from torch.utils._pytree import tree_leaves
@@ -205,11 +243,12 @@ class HeldTree(Spillable):
         self.value = tree_map(lambda t: next(it) if isinstance(t, torch.Tensor) and t.is_cuda else t, self.value)
 
 
-def kept_tree(value) -> HeldTree:
+def kept_tree(value, remake=None) -> HeldTree:
     """`value` held as a HeldTree: on the device while the device is under the soft target, else
-    with its leaves of HOST_REFERENCE_BYTES or more moved to the host now."""
-    held = HeldTree(value)
-    if on_gpu() and in_use() > target():
+    with its leaves of HOST_REFERENCE_BYTES or more moved to the host now (one that can be made
+    again stays: a later spill drops it)."""
+    held = HeldTree(value, remake if on_gpu() else None)
+    if on_gpu() and in_use() > target() and remake is None:
         big = [t for t in held.tensors() if t.untyped_storage().nbytes() >= HOST_REFERENCE_BYTES]
         if big:
             placed = dict(zip(map(id, big), moved(big, torch.device("cpu"))))
@@ -228,13 +267,49 @@ def moved(tensors: list, dev: torch.device) -> list:
         key = id(t.untyped_storage()) if t.untyped_storage().data_ptr() == 0 else t.untyped_storage().data_ptr()
         if key not in done:
             src = t.untyped_storage()
-            dst = torch.empty(src.nbytes(), dtype=torch.uint8, device=dev)
+            dst = _host_buffer(src.nbytes()) if dev.type == "cpu" and src.device.type == "cuda" else None
+            if dst is None:
+                dst = torch.empty(src.nbytes(), dtype=torch.uint8, device=dev)
             dst.copy_(torch.empty(0, dtype=torch.uint8, device=src.device).set_(src))
             done[key] = dst.untyped_storage()
         moved = torch.empty(0, dtype=t.dtype, device=dev)
         moved.set_(done[key], t.storage_offset(), t.size(), t.stride())
         out.append(moved)
     return out
+
+
+# Spills go to pinned host memory: a copy into fresh pageable memory ran at about 1.2 GB/s (the
+# kernel faulting in every page), into reused pinned memory at 55 GB/s (tools/host_copy_bench.py on
+# the H200). Pinned blocks come from torch's caching host allocator, so a block freed when its
+# object came back to the device is reused by the next spill; forget() returns them. Pinned memory
+# cannot be paged out, so it is capped at this share of the host's memory; past it, pageable.
+PINNED_SHARE = 0.5
+
+
+def _host_buffer(nbytes: int) -> torch.Tensor | None:
+    if nbytes < SPILL_MIN_BYTES or not on_gpu():
+        return None
+    try:
+        stats = torch.cuda.host_memory_stats()
+        reserved = int(stats.get("reserved_bytes.all.current", stats.get("reserved_bytes.current", 0)))
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        if reserved + nbytes > PINNED_SHARE * total:
+            return None
+        return torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
+    except (RuntimeError, ValueError, OSError, AttributeError):
+        return None  # pinning failed or is not measurable here: pageable memory does the same, slower
+
+
+def release_host_cache() -> None:
+    """Returns the caching host allocator's free pinned blocks to the system."""
+    for owner, name in ((torch._C, "_host_emptyCache"), (torch._C, "_accelerator_emptyHostCache")):
+        fn = getattr(owner, name, None)
+        if fn is not None:
+            try:
+                fn()
+            except RuntimeError:
+                pass
+            return
 
 
 def storage_bytes(tensors) -> int:
@@ -292,8 +367,9 @@ def reserve(need: int, stage: str, keep: tuple = ()) -> None:
         if need > free():
             raise WorkerOOM(stage, need, free())
         return
+    # What can be made again goes first (dropping it costs nothing now), then least recently used.
     victims = sorted((h for h in list(_holders) if h not in keep and not h.on_host
-                      and h.device_bytes() >= SPILL_MIN_BYTES), key=lambda h: h.last_used)
+                      and h.device_bytes() >= SPILL_MIN_BYTES), key=lambda h: (not h.recomputable(), h.last_used))
     while victims and in_use() + need > target():
         victims.pop(0).spill()
     if need > free():
@@ -324,10 +400,36 @@ def release_cache() -> None:
 
 
 def reset_peak() -> None:
-    global _peak_accounted, _peak_carried
-    _peak_accounted, _peak_carried = held_bytes(), 0
+    global _peak_accounted, _peak_carried, _peak_request
+    _peak_accounted, _peak_carried, _peak_request = held_bytes(), 0, None
     if on_gpu():
         torch.cuda.reset_peak_memory_stats()
+
+
+# The request during which the job's peak was reached, and that peak: where to look when a job's
+# peak is above its goal (report.json's memory.peak_request).
+_peak_request: tuple[str, int] | None = None
+
+
+def request_started() -> None:
+    """Each request's own peak is measured from its start (what came before it stays counted)."""
+    if on_gpu():
+        try:
+            carry_peak(torch.cuda.max_memory_allocated())
+            torch.cuda.reset_peak_memory_stats()
+        except RuntimeError:  # a broken context: the request itself reports it
+            pass
+
+
+def request_ended(name: str) -> None:
+    global _peak_request
+    if on_gpu():
+        try:
+            p = torch.cuda.max_memory_allocated()
+        except RuntimeError:
+            return
+        if _peak_request is None or p > _peak_request[1]:
+            _peak_request = (name, p)
 
 
 _peak_accounted = 0
@@ -360,7 +462,8 @@ def report() -> dict:
     return {"measured": on_gpu(), "device": "cuda" if on_gpu() else "cpu", "in_use_bytes": in_use(),
             "held_bytes": held_bytes(), "device_held_bytes": device_held_bytes(), "peak_bytes": peak(),
             "free_bytes": free(), "budget_bytes": budget(), "total_bytes": total,
-            "compiled_peak_bytes": _compiled_peak}
+            "compiled_peak_bytes": _compiled_peak,
+            "peak_request": None if _peak_request is None else {"op": _peak_request[0], "peak_bytes": _peak_request[1]}}
 
 
 # ---------------------------------------------------------------- an exact-enough content check

@@ -89,6 +89,11 @@ def handle(req: dict) -> dict:
     if fn is None:
         return {"id": rid, "ok": False, "error": f"unknown op {name!r}; known: {sorted(_HANDLERS)}"}
     oom = False
+    from kernelopt.worker import memory
+
+    tracked = name != "memory"  # the memory op reads and resets the peaks it would be measured by
+    if tracked:
+        memory.request_started()
     try:
         payload = fn(req)
     except Exception as exc:  # a failed request is a record, never a dead worker
@@ -106,11 +111,11 @@ def handle(req: dict) -> dict:
             reply["fatal"] = True
     else:
         reply = None
+    if tracked:
+        memory.request_ended(name)
     if oom:
         # The failed request's tensors died with its frames: give their memory back now, so the
         # next request (the next problem of a suite) starts from what the worker holds.
-        from kernelopt.worker import memory
-
         memory.release_cache()
     if reply is not None:
         return reply
