@@ -74,7 +74,8 @@ def input_redrawer(bundle_dir: str | Path, device: str):
     module = load_problem(Path(bundle_dir) / meta["problem"])
 
     def redraw() -> list:
-        inputs = _draw_inputs(module, meta["seed"], device)
+        # No fallback to a CPU draw: seconds per GB, where a dropped input is meant to cost a tenth.
+        inputs = _draw_inputs(module, meta["seed"], device, fallback=False)
         if inputs_device_of(inputs) != device:
             raise RuntimeError("the problem's inputs were drawn on the CPU this time; they are not redrawn")
         return [x.to(dtype) if dtype is not None and isinstance(x, torch.Tensor) and x.is_floating_point() else x

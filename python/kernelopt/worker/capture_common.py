@@ -123,14 +123,15 @@ def build_problem(problem, seed: int = 0, device: str = "cpu", dtype: torch.dtyp
     return model, inputs, init_inputs
 
 
-def _draw_inputs(module, seed: int, inputs_device: str) -> list:
+def _draw_inputs(module, seed: int, inputs_device: str, fallback: bool = True) -> list:
     if inputs_device != "cpu":
         try:
             seed_all(seed + 1)
             with torch.device(inputs_device):
                 return list(module.get_inputs())
         except Exception:  # noqa: BLE001 - drawn on the CPU below, as problems always were
-            pass
+            if not fallback:
+                raise
     seed_all(seed + 1)
     return list(module.get_inputs())
 
