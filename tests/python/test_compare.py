@@ -51,3 +51,16 @@ def test_compare_args_reports_rounding_only_when_every_mismatch_is_rounding_leve
     assert not r["ok"] and not r["rounding_only"]
     r = cmp.compare_args([want.clone()], [want])
     assert r["ok"] and not r["rounding_only"]
+
+
+def test_a_device_over_its_soft_target_still_compares_in_large_slices(monkeypatch):
+    # Over the soft target the plan's room is 0; slices of the 1K floor made a 6 GB comparison take
+    # minutes. A sixteenth of the target stays available to a comparison, within the hard budget.
+    from kernelopt.worker import memory
+
+    monkeypatch.setattr(memory, "room", lambda: 0)
+    monkeypatch.setattr(memory, "target", lambda: 32 << 30)
+    monkeypatch.setattr(memory, "free", lambda: 100 << 30)
+    assert cmp.slice_elements(48) >= 1 << 24
+    monkeypatch.setattr(memory, "free", lambda: 1 << 20)  # the hard budget still bounds it
+    assert cmp.slice_elements(48) == (1 << 20) // 2 // 48

@@ -1,7 +1,8 @@
 """Tensor comparison with the project's tolerances (docs/protocol.md).
 
-Default tolerances (atol, rtol): fp32/fp64 (1e-4, 1e-4), fp16/bf16 (1e-2, 1e-2);
-a request may override them per dtype (`tolerances`, parsed by
+Default tolerances: DEFAULT_TOLERANCES, the engine's defaults (verify::Tolerances in
+engine/src/verify/cascade.h, stated in docs/gates.md; tests/python/test_gate_defaults.py
+keeps the two equal); a request may override them per dtype (`tolerances`, parsed by
 `tolerances()`; the engine sends its CascadeOptions). NaN and Inf positions
 must match exactly; integer and bool tensors must be equal.
 
@@ -115,10 +116,16 @@ _MIN_SLICE = 1 << 10
 
 
 def slice_elements(bytes_per_element: int) -> int:
-    """How many elements one slice may hold: half of what the memory plan leaves room for, within bounds."""
+    """How many elements one slice may hold: half of what the memory plan leaves room for, within bounds.
+
+    The room under the soft target is at least a sixteenth of the target: a device already over it
+    (the soft target is soft: G2's two runs of a GB-sized kernel may pass it) left no room, and 1K
+    slices of a 6 GB output took minutes of Python where 16M-element slices take a tenth of a
+    second. Never more than the hard budget leaves free."""
     from . import memory
 
-    room = memory.room() // 2 // max(1, bytes_per_element)
+    avail = min(memory.free(), max(memory.room(), memory.target() // 16))
+    room = avail // 2 // max(1, bytes_per_element)
     return int(max(_MIN_SLICE, min(_MAX_SLICE, room)))
 
 
