@@ -3,9 +3,11 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "artifact/pyparse/ast.h"
 #include "cli/commands.h"
+#include "cli/gate_flags.h"
 #include "util/crash.h"
 #include "util/error.h"
 
@@ -55,21 +57,12 @@ int main(int argc, char** argv) {
   v->add_option("--candidate", ve.candidate, "the candidate kernel source (.py)")->required();
   v->add_option("--device", ve.device, "cuda | cpu (cpu: G4 and E2E timing are not measured)")->default_val("cuda");
   v->add_option("--gpu", ve.gpu, "GPU index for the worker")->default_val("0");
-  v->add_option("--seeds", ve.seeds, "G2: fresh random input sets besides the recorded one")->default_val(5)
-      ->check(CLI::NonNegativeNumber);
-  v->add_option("--gamma", ve.gamma, "G4 and E2E: required speedup factor")->default_val(1.03);
-  v->add_option("--reps", ve.reps, "G4 and E2E: timed repetitions")->default_val(50)->check(CLI::PositiveNumber);
-  v->add_option("--atol-fp32", ve.atol_fp32, "absolute tolerance for fp32/fp64 tensors")->default_val(1e-4)
-      ->check(CLI::NonNegativeNumber);
-  v->add_option("--rtol-fp32", ve.rtol_fp32, "relative tolerance for fp32/fp64 tensors")->default_val(1e-4)
-      ->check(CLI::NonNegativeNumber);
-  v->add_option("--atol-half", ve.atol_half, "absolute tolerance for fp16/bf16 tensors")->default_val(1e-2)
-      ->check(CLI::NonNegativeNumber);
-  v->add_option("--rtol-half", ve.rtol_half, "relative tolerance for fp16/bf16 tensors")->default_val(1e-2)
-      ->check(CLI::NonNegativeNumber);
-  v->add_option("--timeout", ve.timeout_s,
-                "seconds one request running candidate code may take (loading the bundle has its own 600 s)")
-      ->default_val(600)->check(CLI::PositiveNumber);
+  kopt::cli::add_gate_flags(*v, ve.gate, {.reps = true, .nonnegative_seeds = true});
+  kopt::cli::add_seconds_option(*v, "--timeout", ve.gate.timeout,
+                                fmt::format("seconds one request running candidate code may take (loading the "
+                                            "bundle has its own {} s)",
+                                            ve.gate.load_timeout.count()))
+      ->check(CLI::PositiveNumber);
   v->add_option("--db", ve.db, "results database (default $KERNELOPT_DB or ~/.cache/kernelopt/results.db)");
   v->add_flag("--json", ve.json, "one JSON object on stdout");
   v->add_flag("--quiet,-q", ve.quiet, "no progress lines on stderr");
@@ -87,17 +80,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"builtin", "llm", "hybrid"}));
   z->add_option("--config", op.config, "LLM config file (default $KERNELOPT_CONFIG, else ./kernelopt.toml; docs/llm.md)");
   z->add_option("--max-cascades", op.max_cascades, "full cascades per kernel (default 3 on a GPU, 1 in CPU mode)");
-  z->add_option("--seeds", op.seeds, "G2: fresh random input sets besides the recorded one")->default_val(5);
-  z->add_option("--gamma", op.gamma, "G4 and E2E: required speedup factor")->default_val(1.03);
-  z->add_option("--atol-fp32", op.tol.atol_fp32, "absolute tolerance for fp32/fp64 tensors")->default_val(1e-4)
-      ->check(CLI::NonNegativeNumber);
-  z->add_option("--rtol-fp32", op.tol.rtol_fp32, "relative tolerance for fp32/fp64 tensors")->default_val(1e-4)
-      ->check(CLI::NonNegativeNumber);
-  z->add_option("--atol-half", op.tol.atol_half, "absolute tolerance for fp16/bf16 tensors")->default_val(1e-2)
-      ->check(CLI::NonNegativeNumber);
-  z->add_option("--rtol-half", op.tol.rtol_half, "relative tolerance for fp16/bf16 tensors")->default_val(1e-2)
-      ->check(CLI::NonNegativeNumber);
-  z->add_option("--timeout", op.timeout_s, "seconds one worker request may take")->default_val(600);
+  kopt::cli::add_gate_flags(*z, op.gate);
+  kopt::cli::add_seconds_option(*z, "--timeout", op.gate.timeout, "seconds one worker request may take");
   z->add_option("--mode", op.mode, "torch.compile mode when capturing a problem")->default_val("default");
   z->add_option("--dtype", op.dtype, "cast model and inputs when capturing a problem: float32 | bfloat16 | float16");
   z->add_option("--db", op.db, "results database (default $KERNELOPT_DB or ~/.cache/kernelopt/results.db)");

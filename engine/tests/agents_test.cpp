@@ -9,9 +9,10 @@
 
 #include "agents/agent.h"
 #include "agents/coder/config_space.h"
+#include "artifact/pin_config.h"
 #include "search/search.h"
-#include "agents/coder/pin_config.h"
 #include "agents/coder/templates/templates.h"
+#include "agents/planner/builtin.h"
 #include "agents/profiler/builtin.h"
 #include "artifact/bundle.h"
 #include "profile/family.h"
@@ -40,7 +41,7 @@ TEST(PinConfig, KeepsMetasAndPassesG1) {
   auto b = corpus("softmax_large");
   const ir::Kernel& k = b->graphs[0]->kernels.at(0);
   json c = {{"XBLOCK", 2}, {"R0_BLOCK", 2048}, {"num_warps", 8}, {"num_stages", 1}};
-  std::string pinned = agents::pin_config(k.source, k.name, c);
+  std::string pinned = ir::pin_config(k.source, k.name, c);
   EXPECT_NE(pinned.find("triton_heuristics.fixed_config(\n    config={'XBLOCK': 2, 'R0_BLOCK': 2048, 'num_warps': 8, "
                         "'num_stages': 1}"),
             std::string::npos);
@@ -50,7 +51,7 @@ TEST(PinConfig, KeepsMetasAndPassesG1) {
   std::string meta_line = k.source.substr(tm, k.source.find('\n', tm) - tm);
   EXPECT_NE(pinned.find(meta_line), std::string::npos);
   EXPECT_TRUE(verify::run_g1(k, pinned).passed);
-  EXPECT_EQ(agents::describe_config(c), "XBLOCK=2 R0_BLOCK=2048 num_warps=8 num_stages=1");
+  EXPECT_EQ(ir::describe_config(c), "XBLOCK=2 R0_BLOCK=2048 num_warps=8 num_stages=1");
 }
 
 TEST(ConfigSpace, OnlySafeConfigs) {
@@ -171,7 +172,7 @@ TEST(ConfigSpace, UserKernelsVaryOnlyLaunchOptions) {
   json extra = space.front();
   extra["GROUP"] = 8;
   EXPECT_FALSE(agents::config_is_safe(*shape, extra));
-  std::string pinned = agents::pin_config(k.source, k.name, space.front());
+  std::string pinned = ir::pin_config(k.source, k.name, space.front());
   EXPECT_NE(pinned.find("'extra_launcher_args': ['_grid_0', '_grid_1', '_grid_2']"), std::string::npos);
   EXPECT_TRUE(verify::run_g1(k, pinned).passed);
 }
@@ -509,4 +510,16 @@ TEST(Roofline, AFloorFarAboveTheMeasuredTimeIsDropped) {
   ASSERT_TRUE(ranked.at(0).floor_ms.has_value());
   EXPECT_NEAR(*ranked.at(0).floor_ms, floor, 1e-9);
   EXPECT_EQ(ranked.at(0).bottleneck, "memory");
+}
+
+TEST(Planner, SkipsAKernelWithinNearFloorOfItsFloor) {
+  // profile::kNearFloor is the one bound: at it the planner declines (and says by how much), above it it plans.
+  agents::KernelProfile k;
+  k.floor_ms = 1.0;
+  k.time_ms = profile::kNearFloor;
+  agents::Plan p = agents::BuiltinPlanner().plan(k);
+  EXPECT_TRUE(p.strategies.empty());
+  EXPECT_EQ(p.note.rfind("already within 5% of its floor (1.0500 ms vs 1.0000 ms)", 0), 0u) << p.note;
+  k.time_ms = profile::kNearFloor * 1.01;
+  EXPECT_EQ(agents::BuiltinPlanner().plan(k).note, "never launched in the recorded run");
 }

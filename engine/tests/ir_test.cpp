@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "artifact/ir.h"
-#include "agents/coder/pin_config.h"
+#include "artifact/pin_config.h"
 #include "stitch/stitch.h"
 #include "util/error.h"
 
@@ -164,8 +164,8 @@ TEST(Stitch, KeptKernelsRunUnderTheBaselinesSettledConfigs) {
   // Kinds whose launch fixed_config does not reproduce keep their decorator.
   ir::Kernel templ = a->kernels[0];
   templ.kind = "template";
-  EXPECT_FALSE(agents::pin_baseline_config(templ, templ.source, pins.at(templ.name)));
-  EXPECT_TRUE(agents::pin_baseline_config(a->kernels[0], a->kernels[0].source, pins.at(templ.name)));
+  EXPECT_FALSE(ir::pin_baseline_config(templ, templ.source, pins.at(templ.name)));
+  EXPECT_TRUE(ir::pin_baseline_config(a->kernels[0], a->kernels[0].source, pins.at(templ.name)));
 }
 
 TEST(Stitch, RefusesWrongKernel) {

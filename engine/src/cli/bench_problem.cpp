@@ -173,7 +173,8 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
   std::optional<double> ahead = p.bundle ? std::nullopt : existing_capture(result / "bundle", p.path, o.mode);
   oo.target = ahead ? (result / "bundle").string() : p.path, oo.out = result.string(), oo.device = o.device;
   oo.gpus = gpu, oo.agents = o.agents;
-  oo.budget_s = o.budget_s, oo.timeout_s = o.timeout_s, oo.mode = o.mode, oo.quiet = !o.verbose;
+  oo.budget_s = o.budget_s, oo.gate.timeout = std::chrono::seconds(o.timeout_s), oo.mode = o.mode;
+  oo.quiet = !o.verbose;
   std::string opt_error;
   try {
     report = run_optimize(oo, db, &sup);

@@ -46,9 +46,11 @@ struct OptimizeOptions {
   std::string target, out, device = "cuda", gpus = "0", db, dtype, mode = "default";
   std::string agents;  // builtin | llm | hybrid; "": hybrid when an LLM endpoint is configured, else builtin
   std::string config;  // the LLM config file (--config; docs/llm.md)
-  double budget_s = 60, gamma = 1.03;
-  int seeds = 5, timeout_s = 600, max_cascades = -1;  // -1: 3 on a GPU, 1 in CPU mode
-  verify::Tolerances tol;
+  double budget_s = 60;
+  int max_cascades = -1;  // -1: 3 on a GPU, 1 in CPU mode
+  // The gates' settings (--seeds, --gamma, the tolerances; cli/gate_flags.h). `gate.timeout` (--timeout)
+  // bounds every worker request of the job, the capture included; the job sets the pins.
+  verify::CascadeOptions gate;
   bool json = false, quiet = false;
 };
 int optimize(const OptimizeOptions& o);
@@ -94,9 +96,8 @@ int profile(const ProfileOptions& o);
 
 struct VerifyOptions {
   std::string bundle, kernel, candidate, device = "cuda", gpu = "0", db;
-  int seeds = 5, reps = 50, timeout_s = 600;
-  double gamma = 1.03;
-  double atol_fp32 = 1e-4, rtol_fp32 = 1e-4, atol_half = 1e-2, rtol_half = 1e-2;  // verify::Tolerances
+  // --seeds, --gamma, --reps, the tolerances (cli/gate_flags.h) and --timeout; the command sets the pins.
+  verify::CascadeOptions gate;
   bool json = false, quiet = false;
 };
 int verify(const VerifyOptions& o);

@@ -64,7 +64,7 @@ struct Job {
   Clock::time_point t0 = Clock::now();
 
   bool gpu() const { return o.device != "cpu"; }
-  std::chrono::seconds timeout() const { return std::chrono::seconds(o.timeout_s); }
+  std::chrono::seconds timeout() const { return o.gate.timeout; }
   // Plain lines carry the seconds since the job began, so a log shows where a slow job spent its time.
   void say(const std::string& what) const {
     if (!o.quiet)
@@ -109,7 +109,7 @@ void load(Job& job) {
                         dir.string()));
     CaptureOptions c;
     c.problem = o.target, c.out = dir.string(), c.mode = o.mode, c.device = job.gpu() ? "cuda" : "cpu",
-    c.dtype = o.dtype, c.force = true, c.timeout_s = o.timeout_s;
+    c.dtype = o.dtype, c.force = true, c.timeout_s = static_cast<int>(o.gate.timeout.count());
     std::vector<std::string> gpus = split_list(o.gpus);
     c.gpu = !job.gpu() || gpus.empty() ? "" : gpus.front();
     std::string error_line;
@@ -210,10 +210,7 @@ void search(Job& job, agents::Agents& agents, report::ResultsDb& db) {
   so.gpu = job.gpu();
   so.max_cascades = job.o.max_cascades >= 0 ? static_cast<size_t>(job.o.max_cascades) : (job.gpu() ? 3 : 1);
   so.deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(job.o.budget_s * 1000));
-  so.cascade.seeds = job.o.seeds;
-  so.cascade.gamma = job.o.gamma;
-  so.cascade.tol = job.o.tol;
-  so.cascade.timeout = job.timeout();
+  so.cascade = job.o.gate;
   so.cascade.pins = job.pins;
   so.cache_prefix = job.gpu() ? fmt::format("{}|{}|{}", job.hello["gpu"].value("name", "?"),
                                             job.hello["versions"].value("torch", "?"),
@@ -284,11 +281,7 @@ constexpr int kE2eRetries = 2;
 void end_to_end(Job& job) {
   if (!job.changed) return;
   job.say("end-to-end gate: the re-stitched model against the baseline");
-  verify::CascadeOptions co;
-  co.seeds = job.o.seeds;
-  co.gamma = job.o.gamma;
-  co.tol = job.o.tol;
-  co.timeout = job.timeout();
+  verify::CascadeOptions co = job.o.gate;  // the stitched modules carry the pins already
   // A kernel accepted on rounding-level differences only makes the float64 rule decide the model too.
   auto fp64_rule_only = [&] {
     for (const search::KernelOutcome& k : job.outcomes)

@@ -88,12 +88,7 @@ int verify(const VerifyOptions& o) {
 
   if (!o.quiet) std::cerr << "[kernelopt] starting a worker and running the cascade\n";
   std::unique_ptr<worker::Supervisor> sup = start_worker(o.device, o.gpu);
-  verify::CascadeOptions co;
-  co.seeds = o.seeds;
-  co.gamma = o.gamma;
-  co.reps = o.reps;
-  co.tol = {o.atol_fp32, o.rtol_fp32, o.atol_half, o.rtol_half};
-  co.timeout = std::chrono::seconds(o.timeout_s);
+  verify::CascadeOptions co = o.gate;
   // The baseline's settled configs, so G3 and the end-to-end gate change only the candidate (stitch.h).
   json launches = sup->call({{"op", "record_launches"}, {"bundle", o.bundle}}, co.load_timeout);
   if (launches.contains("launches")) co.pins = stitch::pins_of(launches["launches"]);

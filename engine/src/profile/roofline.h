@@ -16,6 +16,12 @@
 
 namespace kopt::profile {
 
+// A kernel whose time is within this factor of its floor has nothing worth searching for: the planners
+// skip it and the search stops tuning there. 5%: the floor counts compulsory traffic at the measured
+// copy bandwidth, so no kernel reaches it exactly, and a smaller gain is barely above the 3% that
+// G4's timing rule requires anyway (gamma, verify/cascade.h).
+inline constexpr double kNearFloor = 1.05;
+
 struct Cost {
   uint64_t bytes_read = 0, bytes_written = 0;
   uint64_t flops = 0;       // matrix-multiply FLOPs (tl.dot); elementwise arithmetic is not counted

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "agents/agent.h"
+#include "profile/roofline.h"
 #include "report/results_db.h"
 #include "verify/cascade.h"
 #include "worker/supervisor.h"
@@ -27,7 +28,7 @@ struct SearchOptions {
   size_t max_cascades = 3;       // full cascades per kernel for the coder's candidates (plus tuning)
   size_t tune_rounds = 2;        // tuner rounds around the accepted candidate
   int screen_reps = 10;
-  double near_floor = 1.05;      // stop early once a kernel is within this factor of its floor
+  double near_floor = profile::kNearFloor;  // stop tuning once a kernel is within this factor of its floor
   std::chrono::steady_clock::time_point deadline;
   verify::CascadeOptions cascade;
   std::string cache_prefix;      // GPU model and versions: part of every cache key

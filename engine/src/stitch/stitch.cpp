@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "agents/coder/pin_config.h"
+#include "artifact/pin_config.h"
 #include "util/error.h"
 
 namespace kopt::stitch {
@@ -75,7 +75,7 @@ std::string stitch(const ir::Artifact& art, const std::vector<Replacement>& reps
     for (const ir::Kernel& k : art.kernels) {
       auto pin = pins.find(k.name);
       if (seen.count(&k) || pin == pins.end()) continue;
-      if (auto pinned = agents::pin_baseline_config(k, k.source, pin->second))
+      if (auto pinned = ir::pin_baseline_config(k, k.source, pin->second))
         edits.push_back({k.literal.begin.offset, k.literal.end.offset, triple_quoted(*pinned)});
     }
   std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });

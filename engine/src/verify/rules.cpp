@@ -63,7 +63,7 @@ Verdict timing_verdict(const json& base, const json& cand, double gamma, const s
   // Work hidden on another stream shows as device-synchronized time the events did not see.
   double hidden = (cand["synced"]["median_ms"].get<double>() - cand["median_ms"].get<double>()) -
                   (base["synced"]["median_ms"].get<double>() - base["median_ms"].get<double>());
-  bool honest = hidden <= 0.02 + 0.1 * base["median_ms"].get<double>();
+  bool honest = hidden <= kHiddenSlackMs + kHiddenSlackOfMedian * base["median_ms"].get<double>();
   json ev = {{"baseline", base}, {name, cand}, {"gamma", gamma},
              {"speedup", base["median_ms"].get<double>() / cand["median_ms"].get<double>()},
              {"rule", name + " p80 <= baseline p20 / gamma"}, {"hidden_ms", hidden}};

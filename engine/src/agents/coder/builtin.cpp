@@ -6,9 +6,9 @@
 #include "agents/coder/builtin.h"
 
 #include "agents/coder/config_space.h"
-#include "agents/coder/pin_config.h"
 #include "agents/coder/rewrites.h"
 #include "agents/coder/templates/templates.h"
+#include "artifact/pin_config.h"
 
 namespace kopt::agents {
 
@@ -28,8 +28,8 @@ std::vector<Candidate> config_candidates(const KernelProfile& k, const std::vect
     if (!safe_for_all_launches(k, c)) continue;
     Candidate cand;
     cand.origin = origin;
-    cand.description = describe_config(c);
-    cand.source = pin_config(base ? base->source : k.kernel->source, k.kernel->name, c);
+    cand.description = ir::describe_config(c);
+    cand.source = ir::pin_config(base ? base->source : k.kernel->source, k.kernel->name, c);
     cand.config = c;
     cand.parent = parent;
     if (base) {

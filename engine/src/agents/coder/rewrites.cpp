@@ -7,12 +7,12 @@
 #include <fmt/format.h>
 
 #include "agents/coder/one_plus.h"
-#include "agents/coder/pin_config.h"
 #include "agents/coder/source_edit.h"
 #include "agents/coder/single_pass.h"
 #include "agents/coder/transposed_tile.h"
 #include "agents/coder/x_order.h"
 #include "artifact/ir.h"
+#include "artifact/pin_config.h"
 
 namespace kopt::agents::rewrites {
 
@@ -214,11 +214,11 @@ std::vector<Candidate> candidates(const KernelProfile& k, std::string* why) {
     c.description = std::move(description);
     c.source = std::move(source);
     if (chosen)
-      if (auto pinned = pin_baseline_config(*k.kernel, c.source, *chosen)) {
+      if (auto pinned = ir::pin_baseline_config(*k.kernel, c.source, *chosen)) {
         c.source = std::move(*pinned);
         c.config = *chosen;
         c.own_config_space = true;
-        c.description += " @ " + describe_config(*chosen);
+        c.description += " @ " + ir::describe_config(*chosen);
       }
     out.push_back(std::move(c));
   };

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "agents/coder/config_space.h"
-#include "agents/coder/pin_config.h"
 #include "agents/coder/softmax_folds.h"
 #include "agents/coder/source_edit.h"
+#include "artifact/pin_config.h"
 
 namespace kopt::agents::rewrites {
 
@@ -411,9 +411,9 @@ std::vector<Candidate> single_pass_candidates(const KernelProfile& k, std::strin
                                   sp->shared_exps ? fmt::format(", {} softmax reduce(s) sharing their exps with the output",
                                                                 sp->shared_exps)
                                                   : std::string(),
-                                  sp->block, describe_config(cfg));
+                                  sp->block, ir::describe_config(cfg));
       try {
-        c.source = pin_config(sp->source, k.kernel->name, cfg);
+        c.source = ir::pin_config(sp->source, k.kernel->name, cfg);
       } catch (const std::exception& e) {
         say(why, std::string("single pass: ") + e.what());
         return {};
@@ -441,7 +441,7 @@ std::vector<Candidate> single_pass_candidates(const KernelProfile& k, std::strin
     }
     if (!sp->lean_source.empty()) {
       Candidate f = c;
-      f.source = pin_config(sp->lean_source, k.kernel->name, c.config);
+      f.source = ir::pin_config(sp->lean_source, k.kernel->name, c.config);
       f.description = "lean softmax (the sum of its own exps, tl.max, exp2 with flush to zero, one reciprocal "
                       "per row), " + c.description;
       fast.push_back(std::move(f));

@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "agents/coder/pin_config.h"
 #include "agents/coder/source_edit.h"
 #include "agents/coder/x_index.h"
+#include "artifact/pin_config.h"
 
 namespace kopt::agents::rewrites {
 
@@ -152,8 +152,8 @@ std::vector<Candidate> transposed_tile(const KernelProfile& k, std::string* why)
     Candidate c;
     c.origin = "rewrite";
     c.description = fmt::format("transposed tile: {} of the digit of stride 1 by {} of the digit of stride {} per "
-                                "program @ {}", t.ta, t.tb, na, describe_config(cfg));
-    c.source = pin_config(apply(source, edits), k.kernel->name, cfg);
+                                "program @ {}", t.ta, t.tb, na, ir::describe_config(cfg));
+    c.source = ir::pin_config(apply(source, edits), k.kernel->name, cfg);
     c.config = cfg;  // not the kernel's config space: XBLOCK is the tile's size (own_config_space stays false)
     out.push_back(std::move(c));
   }

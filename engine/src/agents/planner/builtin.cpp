@@ -8,13 +8,15 @@
 #include "agents/coder/config_space.h"
 #include "agents/coder/rewrites.h"
 #include "agents/coder/templates/templates.h"
+#include "profile/roofline.h"
 
 namespace kopt::agents {
 
 Plan BuiltinPlanner::plan(const KernelProfile& k) {
   Plan p;
-  if (k.time_ms && k.floor_ms && *k.time_ms <= 1.05 * *k.floor_ms) {
-    p.note = fmt::format("already within 5% of its floor ({:.4f} ms vs {:.4f} ms)", *k.time_ms, *k.floor_ms);
+  if (k.time_ms && k.floor_ms && *k.time_ms <= profile::kNearFloor * *k.floor_ms) {
+    p.note = fmt::format("already within {:.0f}% of its floor ({:.4f} ms vs {:.4f} ms)",
+                         (profile::kNearFloor - 1) * 100, *k.time_ms, *k.floor_ms);
     return p;
   }
   std::string why;

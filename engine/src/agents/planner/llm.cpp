@@ -6,12 +6,13 @@
 
 #include "agents/llm/common.h"
 #include "agents/planner/builtin.h"
+#include "profile/roofline.h"
 
 namespace kopt::agents {
 
 Plan LlmPlanner::plan(const KernelProfile& k) {
   Plan base = BuiltinPlanner().plan(k);
-  bool at_floor = k.time_ms && k.floor_ms && *k.time_ms <= 1.05 * *k.floor_ms;
+  bool at_floor = k.time_ms && k.floor_ms && *k.time_ms <= profile::kNearFloor * *k.floor_ms;
   if (at_floor || k.launches.empty()) return base;  // nothing to win: no tokens spent
   std::vector<std::string> offered = hybrid_ ? base.strategies : std::vector<std::string>{};
   offered.push_back("rewrite");

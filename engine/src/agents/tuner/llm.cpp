@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "agents/coder/config_space.h"
-#include "agents/coder/pin_config.h"
 #include "agents/llm/common.h"
+#include "artifact/pin_config.h"
 #include "verify/cascade.h"
 
 namespace kopt::agents {
@@ -92,7 +92,7 @@ std::vector<Candidate> LlmTuner::neighbours(const KernelProfile& k, const Candid
     }
     Candidate cand;
     try {
-      cand.source = pin_config(accepted.source, k.kernel->name, *c);
+      cand.source = ir::pin_config(accepted.source, k.kernel->name, *c);
     } catch (const std::exception& e) {
       rejected.push_back(e.what());
       continue;
@@ -101,7 +101,7 @@ std::vector<Candidate> LlmTuner::neighbours(const KernelProfile& k, const Candid
     if (std::find(seen.begin(), seen.end(), h) != seen.end()) continue;
     seen.push_back(h), hashes.push_back(h), ++taken;
     cand.origin = "llm:tune", cand.config = *c, cand.parent = accepted.id;
-    cand.description = "LLM config " + describe_config(*c);
+    cand.description = "LLM config " + ir::describe_config(*c);
     out.push_back(std::move(cand));
   }
   s_->settle(i, hashes.empty() ? "unparsable" : "proposed",

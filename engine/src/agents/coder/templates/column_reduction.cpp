@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "agents/coder/config_space.h"
-#include "agents/coder/pin_config.h"
 #include "agents/coder/templates/templates.h"
+#include "artifact/pin_config.h"
 
 namespace kopt::agents::templates {
 
@@ -203,7 +203,7 @@ std::vector<Candidate> column_reduction(const KernelProfile& k, std::string* why
           json c = {{"XBLOCK", xb}, {"num_warps", w}, {"num_stages", looped ? stages : 1}};
           if (looped) c["R0_BLOCK"] = rb;
           outc.push_back(instance(ker, k.family, sources.at(c["num_stages"].get<int>()), c,
-                                  "column_reduction, " + describe_config(c)));
+                                  "column_reduction, " + ir::describe_config(c)));
         }
       }
     }

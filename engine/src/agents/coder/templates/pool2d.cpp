@@ -9,8 +9,8 @@
 #include <fmt/ranges.h>
 
 #include "agents/coder/config_space.h"
-#include "agents/coder/pin_config.h"
 #include "agents/coder/templates/templates.h"
+#include "artifact/pin_config.h"
 #include "verify/outputs.h"
 
 namespace kopt::agents::templates {

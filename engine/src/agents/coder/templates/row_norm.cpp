@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "agents/coder/config_space.h"
-#include "agents/coder/pin_config.h"
 #include "agents/coder/templates/row_expr.h"
 #include "agents/coder/templates/templates.h"
+#include "artifact/pin_config.h"
 
 namespace kopt::agents::templates {
 
@@ -186,7 +186,7 @@ std::vector<Candidate> row_norm(const KernelProfile& k, std::string* why_not) {
       if (per_thread > 64 || per_thread < 4) continue;
       json c = {{"XBLOCK", xb}, {"num_warps", w}, {"num_stages", 1}};
       if (has_r0_block) c["R0_BLOCK"] = std::min<int64_t>(rb, 4096);
-      outc.push_back(instance(ker, k.family, source, c, fmt::format("row_norm one-pass, {}", describe_config(c))));
+      outc.push_back(instance(ker, k.family, source, c, fmt::format("row_norm one-pass, {}", ir::describe_config(c))));
     }
   }
   if (outc.empty()) return no("no launch config fits the row length");

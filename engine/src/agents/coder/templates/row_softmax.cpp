@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "agents/coder/config_space.h"
-#include "agents/coder/pin_config.h"
 #include "agents/coder/templates/templates.h"
+#include "artifact/pin_config.h"
 #include "verify/outputs.h"
 
 namespace kopt::agents::templates {
@@ -149,7 +149,7 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
           outc.push_back(instance(ker, k.family, source, c,
                                   fmt::format("row {} two passes{}{}{}, CB={}, {}", k.family,
                                               reverse ? " (the second last chunk first)" : "", what,
-                                              lean ? ", lean arithmetic" : "", cb, describe_config(c))));
+                                              lean ? ", lean arithmetic" : "", cb, ir::describe_config(c))));
       };
       offer(render(text, cb), "");
       if (cols < 49152) continue;
@@ -211,7 +211,7 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
       "    y = {result}\n"
       "    tl.store({out} + offs, y.to({out}.dtype.element_ty), mask)\n");
   for (const json& c : row_softmax_configs(rows, rb, has_r0_block))
-    outc.push_back(instance(ker, k.family, source, c, fmt::format("row {} one-pass{}, {}", k.family, lean ? ", lean arithmetic" : "", describe_config(c))));
+    outc.push_back(instance(ker, k.family, source, c, fmt::format("row {} one-pass{}, {}", k.family, lean ? ", lean arithmetic" : "", ir::describe_config(c))));
   // Long rows: one program per SM at a time (the row fills its registers), so a program's load and
   // its reductions do not overlap. The same one pass with each program taking XBLOCK rows in turn,
   // the loop pipelined (num_stages): the next row's load is in flight while this one is reduced.
@@ -235,7 +235,7 @@ std::vector<Candidate> row_softmax(const KernelProfile& k, std::string* why_not)
       "        tl.store({out} + offs, y.to({out}.dtype.element_ty), mask)\n");
   for (const json& c : in_turn)
     outc.push_back(instance(ker, k.family, in_turn_source, c,
-                            fmt::format("row {} rows in turn{}, {}", k.family, lean ? ", lean arithmetic" : "", describe_config(c))));
+                            fmt::format("row {} rows in turn{}, {}", k.family, lean ? ", lean arithmetic" : "", ir::describe_config(c))));
   if (outc.empty()) return no("no launch config fits the row length");
   return outc;
 }

@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 
 #include "agents/coder/config_space.h"
-#include "agents/coder/pin_config.h"
 #include "agents/coder/templates/row_softmax.h"
 #include "agents/coder/templates/templates.h"
+#include "artifact/pin_config.h"
 #include "verify/outputs.h"
 
 namespace kopt::agents::templates {
@@ -119,7 +119,7 @@ std::vector<Candidate> row_softmax_stats(const KernelProfile& k, std::string* wh
   std::string source = replace_entry(ker, def);
   std::vector<Candidate> outc;
   for (const json& c : row_softmax_configs(rows, rb, has_r0_block))
-    outc.push_back(instance(ker, k.family, source, c, fmt::format("row softmax stats one-pass, {}", describe_config(c))));
+    outc.push_back(instance(ker, k.family, source, c, fmt::format("row softmax stats one-pass, {}", ir::describe_config(c))));
   if (outc.empty()) return no("no launch config fits the row length");
   return outc;
 }

@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 
 #include "agents/coder/config_space.h"
-#include "agents/coder/pin_config.h"
 #include "agents/coder/templates/body.h"
 #include "agents/coder/templates/templates.h"
+#include "artifact/pin_config.h"
 
 namespace kopt::agents::templates {
 
@@ -170,7 +170,7 @@ std::vector<Candidate> scan_rows(const KernelProfile& k, std::string* why_not) {
         if (per_thread < 8 || per_thread > 16) continue;
         json c = {{"XBLOCK", xb}, {"num_warps", w}, {"num_stages", loop ? 2 : 1}};
         outc.push_back(instance(ker, "scan", source, c,
-                                fmt::format("scan_rows, chunk {}, {}", ch, describe_config(c))));
+                                fmt::format("scan_rows, chunk {}, {}", ch, ir::describe_config(c))));
       }
     }
   }

@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
-#include "agents/coder/pin_config.h"
 #include "agents/coder/templates/body.h"
 #include "agents/coder/templates/templates.h"
+#include "artifact/pin_config.h"
 
 namespace kopt::agents::templates {
 
@@ -173,7 +173,7 @@ std::vector<Candidate> scan_split(const KernelProfile& k, std::string* why_not) 
         for (int stages : {2, 3}) {
           json c = {{"R0_BLOCK", numel}, {"num_warps", w}, {"num_stages", stages}};
           whole.push_back(instance(ker, "scan", source1, c,
-                                   fmt::format("scan_split one segment per row, chunk {}, {}", ch, describe_config(c))));
+                                   fmt::format("scan_split one segment per row, chunk {}, {}", ch, ir::describe_config(c))));
         }
       }
     }
@@ -194,7 +194,7 @@ std::vector<Candidate> scan_split(const KernelProfile& k, std::string* why_not) 
         int64_t per_thread = ch / (32 * w);
         if (per_thread < 4 || per_thread > 16) continue;
         json c = {{"R0_BLOCK", seg}, {"num_warps", w}, {"num_stages", 2}};
-        outc.push_back(instance(ker, "scan", source, c, fmt::format("scan_split, chunk {}, {}", ch, describe_config(c))));
+        outc.push_back(instance(ker, "scan", source, c, fmt::format("scan_split, chunk {}, {}", ch, ir::describe_config(c))));
       }
     }
   }

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "agents/coder/pin_config.h"
+#include "artifact/pin_config.h"
 
 #include "agents/coder/templates/column_reduction.h"
 #include "agents/coder/templates/pool2d.h"
@@ -73,7 +73,7 @@ Candidate instance(const ir::Kernel& k, const std::string& family, const std::st
   Candidate c;
   c.origin = "template:" + family;
   c.description = description;
-  c.source = pin_config(source, k.name, config);
+  c.source = ir::pin_config(source, k.name, config);
   c.config = config;
   return c;
 }

@@ -14,7 +14,7 @@
 
 #include "artifact/ir.h"
 
-namespace kopt::agents {
+namespace kopt::ir {
 
 // `config`: {"XBLOCK": 8, "R0_BLOCK": 1024, "num_warps": 8, "num_stages": 1}. Throws
 // std::invalid_argument when the source has no heuristics decorator with both metas.
@@ -24,10 +24,10 @@ std::string pin_config(const std::string& kernel_source, const std::string& kern
 // `k`'s own source pinned to `config`, the config Inductor's autotuner settled on for it in the
 // baseline (launch record `config`), for the kinds whose launch fixed_config reproduces
 // (pointwise and reductions); nullopt for other kinds or a source without both metas.
-std::optional<std::string> pin_baseline_config(const ir::Kernel& k, const std::string& source,
+std::optional<std::string> pin_baseline_config(const Kernel& k, const std::string& source,
                                                const nlohmann::json& config);
 
 // "XBLOCK=8 R0_BLOCK=1024 num_warps=8 num_stages=1": blocks first, in a fixed order.
 std::string describe_config(const nlohmann::json& config);
 
-}  // namespace kopt::agents
+}  // namespace kopt::ir

@@ -1,4 +1,5 @@
-#include "agents/coder/pin_config.h"
+#include "artifact/pin_config.h"
+#include "artifact/pin_config.h"
 
 #include <stdexcept>
 #include <vector>
@@ -7,7 +8,7 @@
 
 #include "artifact/ir.h"
 
-namespace kopt::agents {
+namespace kopt::ir {
 
 namespace {
 
@@ -33,7 +34,7 @@ std::string describe_config(const nlohmann::json& config) {
 }
 
 std::string pin_config(const std::string& source, const std::string& name, const nlohmann::json& config) {
-  ir::KernelSource ks = ir::parse_kernel_source(source, name, name);
+  KernelSource ks = parse_kernel_source(source, name, name);
   const py::Node* dec = ks.heuristics;
   if (!dec || !dec->is("Call")) throw std::invalid_argument(name + ": no triton_heuristics decorator call to pin");
   std::string triton_meta, inductor_meta;
@@ -56,7 +57,7 @@ std::string pin_config(const std::string& source, const std::string& name, const
   return source.substr(0, dec->begin.offset) + call + source.substr(dec->end.offset);
 }
 
-std::optional<std::string> pin_baseline_config(const ir::Kernel& k, const std::string& source,
+std::optional<std::string> pin_baseline_config(const Kernel& k, const std::string& source,
                                                const nlohmann::json& config) {
   // Templates, scans, user kernels and combo kernels launch with grids or arguments of their own.
   if (!config.is_object() || (k.kind != "pointwise" && k.kind != "reduction" && k.kind != "persistent_reduction"))
@@ -68,4 +69,4 @@ std::optional<std::string> pin_baseline_config(const ir::Kernel& k, const std::s
   }
 }
 
-}  // namespace kopt::agents
+}  // namespace kopt::ir
