@@ -138,13 +138,14 @@ class _Problem(memory.Spillable):
         self.inputs = None  # drawn again when next needed
         self.snapshot = dict(zip(self.snapshot, memory.moved(list(self.snapshot.values()), torch.device("cpu"))))
 
-    def run_inputs(self) -> list:
+    def run_inputs(self, run_bytes: int = 0) -> list:
         """The inputs for one run, the caller's own (a run may write into them): copies of the kept
-        ones, or a fresh draw of dropped ones — kept again when the device has room for a copy."""
+        ones, or a fresh draw of dropped ones — kept again when the device has room for a copy and
+        the run (`run_bytes`: its inputs and outputs) under the soft target."""
         self.touch()
         if self.inputs is None:
             drawn = self.redraw()
-            if not memory.fits_now(memory.storage_bytes(drawn)):
+            if not memory.fits_now(max(run_bytes, memory.storage_bytes(drawn))):
                 return drawn
             self.inputs, self.on_host = drawn, False
         return [x.to(self.device, copy=True) if isinstance(x, torch.Tensor) else x for x in self.inputs]
@@ -203,11 +204,15 @@ def problem_of(state: BundleState, dtype: torch.dtype | None = None) -> tuple[to
     bench each ran the model three or four times. Every call gets fresh clones of the inputs and
     the model's buffers as they were built, so a model that writes to either cannot leak state
     from one run into the next. `dtype` (float64: G3's reference) converts a copy of the model."""
+    # Room for the run's inputs and outputs first, for every caller (the baseline's runs, the eager
+    # model, the profile's direct call): held state moves off the device before the run, not after.
+    need = _run_bytes(state.meta, dtype)
+    memory.reserve(need, "a model run")
     problem = _built(state, dtype)
     # Copied to the device from wherever they are (a plan that moved them to the host keeps them
     # there: the run's own copy is the only one the device needs, and the caller made room for it).
     _restore_buffers(problem.model, problem.snapshot)
-    return problem.model, problem.run_inputs()
+    return problem.model, problem.run_inputs(need)
 
 
 def _restore_buffers(model: torch.nn.Module, snapshot: dict) -> None:
@@ -225,8 +230,7 @@ _dynamo_epoch = [0]
 def model_runner(state: BundleState, modules: list | None = None):
     """A callable running the model on its rebuilt inputs with each graph replaced by `modules`
     (default: the baseline's); compiled once, so repeated calls time only the run."""
-    memory.reserve(_run_bytes(state.meta), "a model run")  # held state moves to the host first if need be
-    model, inputs = problem_of(state)
+    model, inputs = problem_of(state)  # held state moves off the device first if need be
     if is_kernel_file(state.meta):
         # A kernel file's module takes the launcher's inputs directly; no Dynamo in between.
         module = (modules or state.modules)[0]
