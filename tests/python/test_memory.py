@@ -271,3 +271,21 @@ def test_an_oom_problem_is_an_error_row_and_the_suite_goes_on(kernelopt_bin, tmp
     assert big["status"] == "error" and big["failure"] == "oom", big
     assert "out of memory in the baseline run" in big["reason"] and "needs 64.0 MiB" in big["reason"], big
     assert rows["level1/softmax_lastdim"]["status"] == "optimized", rows["level1/softmax_lastdim"]
+
+
+def test_a_live_after_is_checked_at_recording_and_dropped(monkeypatch):
+    # No room to copy what a launch changed: the record keeps the live buffer, and the check it is
+    # kept for (the original alone reproduces it) runs as soon as the recording ends, so the bytes go.
+    from kernelopt.worker import bench_ops, bundle_ops
+
+    monkeypatch.setenv("KERNELOPT_DEVICE", "cpu")
+    monkeypatch.setattr(memory, "fits_now", lambda need: False)
+    try:
+        bundle_ops.run_baseline({"bundle": str(CORPUS / "softmax_lastdim")})
+        state = bundle_ops.get_bundle({"bundle": str(CORPUS / "softmax_lastdim")})
+        assert state.launches
+        for rec in state.launches:
+            assert rec.after == []
+            assert rec.isolated is not None and rec.isolated["ok"], rec.isolated
+    finally:
+        bench_ops.forget_bundles({})

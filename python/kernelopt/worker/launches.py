@@ -310,13 +310,17 @@ class record_launches:
 
     def intact(self) -> bool:
         ok = True
+        self.live: list[LaunchRecord] = []  # records whose "after" is a live buffer, checked intact
         for rec, kind, i, t, fp in self._watched:
             if memory.fingerprint(t) == fp:
+                if kind == "after" and rec not in self.live:
+                    self.live.append(rec)
                 continue
             if kind == "arg":
                 ok = False
             else:
                 rec.after = []
+        self.live = [rec for rec in self.live if rec.after]
         self._watched = []
         return ok
 
