@@ -15,7 +15,7 @@ baseline/) is accepted too and runs its captured modules.
 load() runs the result's modules on the caller's model and inputs: one graph by
 calling the module's call() directly with arguments built from meta.json's
 mapping (bundle_runner.call_args), several graphs (graph breaks) through
-torch.compile with the worker's _BundleBackend, which hands Dynamo's k-th graph
+torch.compile with the worker's BundleBackend, which hands Dynamo's k-th graph
 the result's module k. Inputs whose shapes, dtypes or strides differ from the
 recorded ones raise ResultError, or run the model's own forward when the caller
 asked for fallback=True.
@@ -47,7 +47,7 @@ import torch
 from .api_backend import ResultBackend, backend
 from .api_result import Result, ResultError, match_module, normalize_module, open_result
 from .worker.bundle_ops import _check_versions
-from .worker.bundle_runner import BundleError, _BundleBackend, call_args
+from .worker.bundle_runner import BundleError, BundleBackend, call_args
 from .worker.capture_common import _jsonable
 from .worker.cpu_runtime import load_module
 
@@ -372,7 +372,7 @@ class LoadedResult:
     def _run_compiled(self, inputs: list):
         first = self._compiled is None
         if first:
-            backend = _BundleBackend(self.meta["graphs"], self.modules)
+            backend = BundleBackend(self.meta["graphs"], self.modules)
             self._compiled = (torch.compile(self.model, backend=backend, dynamic=False), backend)
         compiled, backend = self._compiled
         try:

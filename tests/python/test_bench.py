@@ -314,7 +314,7 @@ def test_worker_bench_ops(monkeypatch):
     r = bench_ops.side_by_side(state, {"sources": [state.sources[0]], "reps": 1})
     assert "optimized" not in r  # the baseline's own text: nothing to compare
 
-    assert bench_ops.forget_bundles({})["forgotten"] >= 1 and not bundle_ops._bundles
+    assert bench_ops.forget_bundles({})["forgotten"] >= 1 and not bundle_ops.loaded_bundles
 
 
 def test_kernel_sums_split_triton_from_vendor():

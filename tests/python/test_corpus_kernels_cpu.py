@@ -27,4 +27,4 @@ def test_each_kernel_alone_reproduces_the_module(bundle):
         assert r["match"], (name, r["comparison"])
         assert r["isolated_vs_module"]["ok"], (name, r["isolated_vs_module"])
     # Free the bundle's recorded tensors before the next one.
-    bundle_ops._bundles.clear()
+    bundle_ops.loaded_bundles.clear()

@@ -68,7 +68,7 @@ def test_corpus_bundle_matches_the_helion_kernel(meta_path):
         r = bundle_ops.run_kernel(dict(req, kernel=state.kernel_name(0, rec.kernel), launch=rec.index, seed=5))
         assert r["match"], r["comparison"]
     assert bundle_ops.run_fp64(req)["baseline_vs_fp64"]["ok"]  # the file's reference() in float64
-    bundle_ops._bundles.clear()
+    bundle_ops.loaded_bundles.clear()
 
 
 @needs_helion
@@ -93,4 +93,4 @@ def test_kernel_without_config_gets_helions_default_and_keeps_it(tmp_path):
     assert meta["helion"]["kernels"][0]["chosen_by"] == "Helion's default config"
     base = bundle_ops.run_baseline({"bundle": str(tmp_path / "b")})
     assert base["match"], base
-    bundle_ops._bundles.clear()
+    bundle_ops.loaded_bundles.clear()

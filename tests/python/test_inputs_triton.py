@@ -60,7 +60,7 @@ def test_corpus_bundle_matches_its_launcher_and_each_kernel_alone(meta_path):
     # G3's float64 reference is the file's reference(); the baseline is close to it.
     fp64 = bundle_ops.run_fp64(req)["baseline_vs_fp64"]
     assert fp64["ok"], fp64
-    bundle_ops._bundles.clear()
+    bundle_ops.loaded_bundles.clear()
 
 
 def test_autotuned_kernel_records_its_configs(tmp_path):

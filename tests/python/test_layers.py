@@ -34,24 +34,13 @@ PYTHON_UPWARD_ALLOWED: dict[Edge, str] = {}
 
 _W = "kernelopt.worker."
 # Python, imports that lie on a cycle between modules (every edge of each known cycle: a new import that closes
-# another cycle, even among these modules, is then an edge not listed here). Two known cycles, both closed by
-# imports made inside functions, so importing any one module still works; the worker is not restructured here.
-_PROTOCOL_REGISTRY = (
-    "the op registry: protocol.serve() imports the op modules so that their @op handlers register, and every op "
-    "module imports protocol.op; the op modules' imports of each other lie on the same cycle")
+# another cycle, even among these modules, is then an edge not listed here). One known cycle, closed by
+# imports made inside functions, so importing any one module still works.
 _CAPTURE_DISPATCH = (
     "capture dispatch: capture.capture() imports kernel_files.input_kind and capture_triton / capture_helion inside "
     "the function, kernel_files.input_kind imports capture.CaptureError inside the function, and capture_triton / "
     "capture_helion import capture (and synthesize, which imports kernel_files) at module level")
 PYTHON_CYCLE_ALLOWED: dict[Edge, str] = {
-    **{(_W + "protocol", _W + m): _PROTOCOL_REGISTRY for m in ("bench_ops", "bundle_ops", "gpu_ops", "ops", "search_ops")},
-    **{(_W + m, _W + "protocol"): _PROTOCOL_REGISTRY for m in ("bench_ops", "bundle_ops", "gpu_ops", "ops", "search_ops")},
-    (_W + "bench_ops", _W + "bundle_ops"): _PROTOCOL_REGISTRY,
-    (_W + "bundle_ops", _W + "ops"): _PROTOCOL_REGISTRY,
-    (_W + "bench_ops", _W + "gpu_ops"): _PROTOCOL_REGISTRY,
-    (_W + "gpu_ops", _W + "bundle_ops"): _PROTOCOL_REGISTRY,
-    (_W + "search_ops", _W + "bundle_ops"): _PROTOCOL_REGISTRY,
-    (_W + "search_ops", _W + "gpu_ops"): _PROTOCOL_REGISTRY,
     **{(_W + "capture", _W + m): _CAPTURE_DISPATCH for m in ("capture_helion", "capture_triton", "kernel_files")},
     **{(_W + "capture_helion", _W + m): _CAPTURE_DISPATCH
        for m in ("capture", "capture_triton", "kernel_files", "synthesize")},

@@ -4,7 +4,7 @@ eager, torch.compile (the bundle's Inductor modules) and the optimized modules â
 and `forget_bundles` drops what earlier problems left in the worker.
 
 Fair timing: torch.compile and the optimized model are one compiled model whose
-graphs switch module set between repetitions (gpu_ops._Switch, as the end-to-end
+graphs switch module set between repetitions (gpu_ops.Switch, as the end-to-end
 gate does), so both go through the same Dynamo guards, AOT wrapper, argument
 building and synchronization; a speedup can never be overhead removed from one
 side only. Eager is the model's own forward, the reference users compare with.
@@ -32,8 +32,8 @@ from collections import defaultdict
 import torch
 
 from . import timing
-from .bundle_ops import _bundles, _candidates, _stitched_modules, get_bundle, model_runner
-from .gpu_ops import _Switch
+from .bundle_ops import loaded_bundles, compiled_candidates, stitched_modules, get_bundle, model_runner
+from .gpu_ops import Switch
 from .protocol import op
 
 
@@ -95,8 +95,8 @@ def side_by_side(state, req: dict) -> dict:
     """bench_times' measurement (CUDA); separate so its plumbing can be exercised with a stand-in timer."""
     reps = int(req.get("reps", 30))
     changed = "sources" in req and any(s is not None and s != b for s, b in zip(req["sources"], state.sources))
-    optimized = _stitched_modules(state, req) if changed else list(state.modules)
-    switches = [_Switch([base, new]) for base, new in zip(state.modules, optimized)]
+    optimized = stitched_modules(state, req) if changed else list(state.modules)
+    switches = [Switch([base, new]) for base, new in zip(state.modules, optimized)]
     compiled = model_runner(state, switches)
     # Eager reads the compiled runs' own input copies: a second copy of GB-sized inputs was the largest
     # part of the bench's peak memory (docs/memory.md); both sides read, neither writes, the inputs.
@@ -137,9 +137,9 @@ def forget_bundles(req: dict) -> dict:
     memory: one worker serves a whole suite, and one problem's tensors must not crowd the next."""
     from . import memory, timing
 
-    n = len(_bundles)
-    _bundles.clear()
-    _candidates.clear()
+    n = len(loaded_bundles)
+    loaded_bundles.clear()
+    compiled_candidates.clear()
     torch._dynamo.reset()
     timing.release()
     memory.set_compiled_peak(None)

@@ -23,7 +23,7 @@ import torch
 
 from . import compare as cmp
 from . import memory
-from .bundle_runner import (BundleError, _BundleBackend, call_args, input_redrawer, is_kernel_file, read_meta,
+from .bundle_runner import (BundleError, BundleBackend, call_args, input_redrawer, is_kernel_file, read_meta,
                             rebuild_problem)
 from .compile_check import compile_for_launch
 from .cpu_runtime import load_module
@@ -64,7 +64,7 @@ class BundleState:
         return self.modules[graph].__kernel_vars__.get(var, var)
 
 
-_bundles: dict[str, BundleState] = {}
+loaded_bundles: dict[str, BundleState] = {}
 
 
 def _check_versions(meta: dict, dev: str) -> None:
@@ -91,7 +91,7 @@ def _load_modules(bundle: Path, meta: dict, dev: str, configs: dict | None = Non
 
 def get_bundle(req: dict) -> BundleState:
     key = str(Path(req["bundle"]).resolve())
-    state = _bundles.get(key)
+    state = loaded_bundles.get(key)
     if state is None:
         bundle = Path(key)
         if not (bundle / "meta.json").exists():
@@ -100,7 +100,7 @@ def get_bundle(req: dict) -> BundleState:
         dev = device()
         _check_versions(meta, dev)
         sources, modules = _load_modules(bundle, meta, dev)
-        state = _bundles[key] = BundleState(bundle, meta, dev, sources, modules)
+        state = loaded_bundles[key] = BundleState(bundle, meta, dev, sources, modules)
     return state
 
 
@@ -247,7 +247,7 @@ def model_runner(state: BundleState, modules: list | None = None):
     if cached is None or cached[0] != key or cached[1] != _dynamo_epoch[0]:
         # Dynamo traces again after a reset only: the baseline run, the eager check's recording run and
         # the baseline's second run reuse one trace (about 2 s each at these sizes), fresh inputs each.
-        backend = _BundleBackend(state.meta["graphs"], mods)
+        backend = BundleBackend(state.meta["graphs"], mods)
         torch._dynamo.reset()
         _dynamo_epoch[0] += 1
         cached = state.runner = (key, _dynamo_epoch[0], torch.compile(model, backend=backend, dynamic=False), mods)
@@ -510,11 +510,11 @@ def list_launches(req: dict) -> dict:
 
 # Compiled candidates, least recently used first: the cascade runs one on many input sets. They hold
 # no buffers (a launcher and its binary), so a count bounds them.
-_candidates: "OrderedDict[tuple, Any]" = OrderedDict()
+compiled_candidates: "OrderedDict[tuple, Any]" = OrderedDict()
 _CANDIDATES_KEPT = 64
 
 
-def _candidate_launcher(state: BundleState, rec: LaunchRecord, source: str | None, config: dict | None):
+def candidate_launcher(state: BundleState, rec: LaunchRecord, source: str | None, config: dict | None):
     """The launcher to run: the module's own kernel object, or one built from `source`; `config` pins blocks."""
     from .cpu_runtime import load_kernel
 
@@ -524,12 +524,12 @@ def _candidate_launcher(state: BundleState, rec: LaunchRecord, source: str | Non
         return original
     text = source if source is not None else _kernel_source(state, rec)
     key = (state.device, name, text, json.dumps(config, sort_keys=True))
-    if key not in _candidates:
-        while len(_candidates) >= _CANDIDATES_KEPT:  # a search tries many candidates: the oldest go first
-            _candidates.popitem(last=False)
-        _candidates[key] = load_kernel(name, text, state.device, config)
-    _candidates.move_to_end(key)
-    return _candidates[key]
+    if key not in compiled_candidates:
+        while len(compiled_candidates) >= _CANDIDATES_KEPT:  # a search tries many candidates: the oldest go first
+            compiled_candidates.popitem(last=False)
+        compiled_candidates[key] = load_kernel(name, text, state.device, config)
+    compiled_candidates.move_to_end(key)
+    return compiled_candidates[key]
 
 
 def _kernel_source(state: BundleState, rec: LaunchRecord) -> str:
@@ -630,7 +630,7 @@ def run_kernel(req: dict) -> dict:
         state.launches = []  # the record may be what changed: the next request records again
         raise RuntimeError(f"the original kernel wrote argument(s) {runs.changed_inputs()}, which its parameter "
                            "names say it only reads; G2 cannot share them (this is a bug: please report it)")
-    candidate = _candidate_launcher(state, rec, req.get("source"), req.get("config"))
+    candidate = candidate_launcher(state, rec, req.get("source"), req.get("config"))
     got = runs.run(candidate, last=not req.get("repeat"))
     # Scratch arguments (a split scan's workspace, allocated for this launch and freed after it):
     # what a kernel leaves there is dead, so they are not compared.
@@ -681,19 +681,19 @@ def compile_kernel(req: dict) -> dict:
     rec = state.launch(req.get("graph", 0), req["kernel"], req.get("launch", 0))
     rec.use("compiling a candidate")
     try:
-        launcher = _candidate_launcher(state, rec, req.get("source"), req.get("config"))
+        launcher = candidate_launcher(state, rec, req.get("source"), req.get("config"))
         how = compile_for_launch(launcher, rec, state.device)
     except Exception as exc:  # the candidate's failure, reported as data; the worker stays usable
-        from .protocol import _is_fatal, _root_cause
+        from .protocol import is_fatal, root_cause
 
-        root = _root_cause(exc)
-        if _is_fatal(exc) or _is_fatal(root):
+        root = root_cause(exc)
+        if is_fatal(exc) or is_fatal(root):
             raise  # a broken CUDA context: the reply says fatal and the supervisor replaces this process
         return {"compiled": False, "error": f"{type(root).__name__}: {root}"[:4000]}
     return {"compiled": True, "how": how}
 
 
-def _stitched_modules(state: BundleState, req: dict) -> list:
+def stitched_modules(state: BundleState, req: dict) -> list:
     """The bundle's modules with replacements: `sources` (one full module text per graph; null or the
     baseline's own text keeps the baseline module) or `source` for graph `graph`."""
     if "sources" in req:
@@ -721,7 +721,7 @@ def run_module(req: dict) -> dict:
     baseline modules' output and the eager model's."""
     state = get_bundle(req)
     tols = cmp.tolerances(req.get("tolerances"))
-    got = run_model(state, _stitched_modules(state, req))
+    got = run_model(state, stitched_modules(state, req))
     # The runs first (the baseline again, the float64 model), then one reference at a time, each
     # dropped before the next is read: reading one may run a model (the eager output is made again
     # when it was dropped), and a spill frees the device only if no one here still holds the tensor.

@@ -65,7 +65,7 @@ def input_redrawer(bundle_dir: str | Path, device: str):
     files, inputs drawn on the CPU: seconds per GB, not worth it). The memory plan drops such inputs
     instead of copying them to the host (docs/memory.md); the caller checks that a second draw gives
     the same bytes before relying on it."""
-    from .capture_common import _draw_inputs, inputs_device_of, load_problem
+    from .capture_common import draw_inputs, inputs_device_of, load_problem
 
     meta = read_meta(bundle_dir)
     if is_kernel_file(meta) or device == "cpu" or meta.get("inputs_device", "cpu") != device:
@@ -75,7 +75,7 @@ def input_redrawer(bundle_dir: str | Path, device: str):
 
     def redraw() -> list:
         # No fallback to a CPU draw: seconds per GB, where a dropped input is meant to cost a tenth.
-        inputs = _draw_inputs(module, meta["seed"], device, fallback=False)
+        inputs = draw_inputs(module, meta["seed"], device, fallback=False)
         if inputs_device_of(inputs) != device:
             raise RuntimeError("the problem's inputs were drawn on the CPU this time; they are not redrawn")
         return [x.to(dtype) if dtype is not None and isinstance(x, torch.Tensor) and x.is_floating_point() else x
@@ -139,7 +139,7 @@ def run_bundle(bundle_dir: str | Path, device: str, config_overrides: dict[int, 
     if is_kernel_file(meta):
         with torch.no_grad():
             return modules[0].call(call_args(bundle_dir, 0, model, inputs, meta))
-    backend = _BundleBackend(meta["graphs"], modules)
+    backend = BundleBackend(meta["graphs"], modules)
     torch._dynamo.reset()  # graphs cached from an earlier model would skip the backend
     compiled = torch.compile(model, backend=backend, dynamic=False)
     with torch.no_grad():
@@ -152,7 +152,7 @@ def run_bundle(bundle_dir: str | Path, device: str, config_overrides: dict[int, 
     return out
 
 
-class _BundleBackend:
+class BundleBackend:
     """A torch.compile backend whose k-th graph runs the bundle's module k."""
 
     def __init__(self, graphs: list[dict], modules: list):

@@ -43,10 +43,10 @@ from .capture_common import (  # noqa: F401
     _dtype_name,
     _flatten,
     _gpu_info,
-    _import_file,
+    import_file,
     _is_float_tensor,
     _jsonable,
-    _one_line,
+    one_line,
     _versions,
     _write_bundle,
     build_problem,
@@ -259,7 +259,7 @@ def capture(
             compiled_out = compiled_model(*inputs)
         except Exception as e:
             raise CaptureError(
-                f"torch.compile failed: {_one_line(e)}", "rerun with KERNELOPT_DEBUG=1 for the traceback"
+                f"torch.compile failed: {one_line(e)}", "rerun with KERNELOPT_DEBUG=1 for the traceback"
             ) from e
         recorder.recording = False
         if not recorder.executed:
@@ -362,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         # One CaptureError class (capture_common's) whether this file runs as __main__ or is imported,
         # so kernel-file capture's errors are recognized too.
-        message = str(e) if isinstance(e, CaptureError) else f"{_one_line(e)}; rerun with KERNELOPT_DEBUG=1 for the traceback"
+        message = str(e) if isinstance(e, CaptureError) else f"{one_line(e)}; rerun with KERNELOPT_DEBUG=1 for the traceback"
         print(f"kernelopt capture: error: {' '.join(message.split())}", file=sys.stderr)
         return 2
     diff = meta["eager_vs_compiled"]

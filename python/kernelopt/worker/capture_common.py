@@ -39,7 +39,7 @@ class CaptureError(Exception):
         super().__init__(f"{what}; {fix}")
 
 
-def _one_line(e: BaseException) -> str:
+def one_line(e: BaseException) -> str:
     text = " ".join(str(e).split()) or "(no message)"
     text = f"{type(e).__name__}: {text}"
     return text if len(text) <= 400 else text[:397] + "..."
@@ -50,7 +50,7 @@ def _one_line(e: BaseException) -> str:
 
 def load_problem(path: str | os.PathLike) -> Any:
     """Import an nn.Module problem file by path (kernel files: kernel_files.import_kernel_file)."""
-    module = _import_file(path)
+    module = import_file(path)
     missing = [a for a in ("Model", "get_inputs", "get_init_inputs") if not hasattr(module, a)]
     if missing:
         raise CaptureError(
@@ -61,7 +61,7 @@ def load_problem(path: str | os.PathLike) -> Any:
     return module
 
 
-def _import_file(path: str | os.PathLike) -> Any:
+def import_file(path: str | os.PathLike) -> Any:
     """Import a file by path under a unique module name (two problems may share a stem)."""
     path = Path(path)
     if not path.is_file():
@@ -77,7 +77,7 @@ def _import_file(path: str | os.PathLike) -> Any:
     except Exception as e:
         sys.modules.pop(name, None)
         raise CaptureError(
-            f"problem file {path} fails to import: {_one_line(e)}",
+            f"problem file {path} fails to import: {one_line(e)}",
             f"run `python {path}` to see the full error and fix the file",
         ) from e
     return module
@@ -110,11 +110,11 @@ def build_problem(problem, seed: int = 0, device: str = "cpu", dtype: torch.dtyp
         seed_all(seed)
         init_inputs = list(module.get_init_inputs())
         model = module.Model(*init_inputs)
-        inputs = _draw_inputs(module, seed, inputs_device)
+        inputs = draw_inputs(module, seed, inputs_device)
         if drawn is not None:
             drawn["inputs_device"] = inputs_device_of(inputs)
     except Exception as e:
-        raise CaptureError(f"building the problem failed: {_one_line(e)}", "fix Model/get_inputs/get_init_inputs") from e
+        raise CaptureError(f"building the problem failed: {one_line(e)}", "fix Model/get_inputs/get_init_inputs") from e
     if dtype is not None:
         model = model.to(dtype)
         inputs = [x.to(dtype) if _is_float_tensor(x) else x for x in inputs]
@@ -123,7 +123,7 @@ def build_problem(problem, seed: int = 0, device: str = "cpu", dtype: torch.dtyp
     return model, inputs, init_inputs
 
 
-def _draw_inputs(module, seed: int, inputs_device: str, fallback: bool = True) -> list:
+def draw_inputs(module, seed: int, inputs_device: str, fallback: bool = True) -> list:
     if inputs_device != "cpu":
         try:
             seed_all(seed + 1)

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from . import capture as cap
-from .capture_triton import _clone, _meta, build_kernel_problem, finish
+from .capture_triton import clone_args, kernel_bundle_meta, build_kernel_problem, finish
 from .kernel_files import helion_kernels, run_launcher
 from .synthesize import SynthesisError, Trace, _TorchOverlay, record_launches_of, synthesize_module, unpatch
 
@@ -55,7 +55,7 @@ class _Generated:
         code = bound.to_triton_code(config)
         path = self.workdir / f"helion_{self.name}_{hashlib.sha1(code.encode()).hexdigest()[:10]}.py"
         path.write_text(code, encoding="utf-8")
-        generated = cap._import_file(path)  # a real file: Triton reads kernel sources back
+        generated = cap.import_file(path)  # a real file: Triton reads kernel sources back
         generated.torch = _TorchOverlay(self.trace)
         from triton.runtime.jit import KernelInterface
 
@@ -78,7 +78,7 @@ def capture_helion(problem_path: Path, out_dir: Path, seed: int, device: str, dt
         stand_ins = {k: _Generated(k, v, device, trace, patched, Path(work)) for k, v in helion_kernels(module).items()}
         saved = {k: getattr(module, k) for k in stand_ins}
         saved_torch = None  # Helion parses its kernels with the file's globals: the file's torch stays real
-        traced_inputs = _clone(inputs)
+        traced_inputs = clone_args(inputs)
         try:
             for k, g in stand_ins.items():
                 setattr(module, k, g)
@@ -109,7 +109,7 @@ def capture_helion(problem_path: Path, out_dir: Path, seed: int, device: str, dt
         except SynthesisError as e:
             raise cap.CaptureError(f"launcher `{name}`: {e}", "let the Helion kernel allocate its outputs "
                                    "(docs/inputs.md)") from e
-    meta = _meta(problem_path, name, seed, device, dtype, inputs, outputs, decls, {}, module, started)
+    meta = kernel_bundle_meta(problem_path, name, seed, device, dtype, inputs, outputs, decls, {}, module, started)
     meta["input_kind"] = "helion"
     meta["helion"] = {"version": _helion_version(), "kernels": [r for g in stand_ins.values() for r in g.records]}
     meta["created"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")

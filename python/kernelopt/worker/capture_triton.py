@@ -30,7 +30,7 @@ def build_kernel_problem(path: Path, kind: str, seed: int, device: str, dtype: t
         cap.seed_all(seed + 1)
         inputs = list(module.get_inputs())
     except Exception as e:
-        raise cap.CaptureError(f"get_inputs() failed: {cap._one_line(e)}", "fix get_inputs() in the file") from e
+        raise cap.CaptureError(f"get_inputs() failed: {cap.one_line(e)}", "fix get_inputs() in the file") from e
     if not inputs:
         raise cap.CaptureError(f"get_inputs() of {path} returned no inputs", "return the launcher's inputs as a list")
     if dtype is not None:
@@ -44,10 +44,10 @@ def build_kernel_problem(path: Path, kind: str, seed: int, device: str, dtype: t
 
 
 def _require_interpreter() -> None:
-    from .cpu_runtime import _check_interpreter
+    from .cpu_runtime import check_interpreter
 
     try:
-        _check_interpreter()
+        check_interpreter()
     except RuntimeError as e:
         raise cap.CaptureError(f"a kernel file runs on the CPU through Triton's interpreter: {e}",
                                "set TRITON_INTERPRET=1 before triton is imported (`kernelopt capture` does)") from e
@@ -99,7 +99,7 @@ def _autotuned_configs(kernels: dict, trace: Trace) -> tuple[dict[int, dict], di
     return per_launch, per_kernel
 
 
-def _clone(xs: list) -> list:
+def clone_args(xs: list) -> list:
     return [x.clone() if isinstance(x, torch.Tensor) else x for x in xs]
 
 
@@ -110,9 +110,9 @@ def capture_triton(problem_path: Path, out_dir: Path, seed: int, device: str, dt
     kernels = kernel_objects(module)
     fn = getattr(module, name)
     with torch.no_grad():
-        run_launcher(fn, _clone(inputs), problem_path, name)  # autotuning happens here, on copies
+        run_launcher(fn, clone_args(inputs), problem_path, name)  # autotuning happens here, on copies
         trace = Trace()
-        traced_inputs = _clone(inputs)
+        traced_inputs = clone_args(inputs)
         with trace_launcher(module, kernels, trace):
             out = run_launcher(fn, traced_inputs, problem_path, name)
         tuned_launches, tuned_kernels = _autotuned_configs(kernels, trace)
@@ -133,7 +133,7 @@ def capture_triton(problem_path: Path, out_dir: Path, seed: int, device: str, dt
     except SynthesisError as e:
         raise cap.CaptureError(f"launcher `{name}`: {e}", "allocate buffers with torch.empty/zeros/full(_like) "
                                "and pass them to the kernels (docs/inputs.md)") from e
-    meta = _meta(problem_path, name, seed, device, dtype, inputs, outputs, decls, tuned_kernels, module, started)
+    meta = kernel_bundle_meta(problem_path, name, seed, device, dtype, inputs, outputs, decls, tuned_kernels, module, started)
     return finish(problem_path, out_dir, force, source, meta, model, inputs, device)
 
 
@@ -144,8 +144,8 @@ def finish(problem_path: Path, out_dir: Path, force: bool, source: str, meta: di
 
     with torch.no_grad():
         synthesized = load_module(source, str(out_dir / "module_0.py"), device)
-        got = synthesized.call(_clone(inputs))
-        want = model(*_clone(inputs))
+        got = synthesized.call(clone_args(inputs))
+        want = model(*clone_args(inputs))
     meta["eager_vs_compiled"] = cap._compare(want, got)
     diff = meta["eager_vs_compiled"]
     if diff["max_abs"] is None or diff["max_rel"] > 1e-3:
@@ -158,7 +158,7 @@ def finish(problem_path: Path, out_dir: Path, force: bool, source: str, meta: di
     return meta
 
 
-def _meta(problem_path, launcher, seed, device, dtype, inputs, outputs, decls, tuned, module, started) -> dict:
+def kernel_bundle_meta(problem_path, launcher, seed, device, dtype, inputs, outputs, decls, tuned, module, started) -> dict:
     args = []
     for i, x in enumerate(inputs):
         if isinstance(x, torch.Tensor):

@@ -61,7 +61,7 @@ def load_module(source: str, path: str, device: str, configs: dict[str, dict] | 
         return PyCodeCache.load(source)
     if device != "cpu":
         raise ValueError(f"unknown device {device!r}; use 'cpu' or 'cuda'")
-    _check_interpreter()
+    check_interpreter()
     module = types.ModuleType(f"kernelopt_cpu_module_{next(_module_ids)}")
     module.__file__ = path
     module.__dict__["__builtins__"] = _builtins_with_import(_cpu_torch(configs or {}))
@@ -82,7 +82,7 @@ def load_kernel(kernel_name: str, source: str, device: str, config: dict | None 
     function yourself"), since Inductor's object would autotune over its own configs.
     """
     if device == "cpu":
-        _check_interpreter()
+        check_interpreter()
         return CpuAsyncCompile(_cpu_torch({}), {kernel_name: config} if config else {}).triton(kernel_name, source)
     from torch._inductor.async_compile import AsyncCompile
 
@@ -106,7 +106,7 @@ def load_kernel(kernel_name: str, source: str, device: str, config: dict | None 
     return launcher
 
 
-def _check_interpreter() -> None:
+def check_interpreter() -> None:
     # @triton.jit picks compiled or interpreted when it decorates, and triton.language
     # decorates its own helpers (tl.sum, tl.max, ...) when triton is first imported: a
     # process that imported triton without TRITON_INTERPRET=1 cannot interpret kernels.

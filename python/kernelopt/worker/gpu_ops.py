@@ -11,7 +11,7 @@ from collections import defaultdict
 import torch
 
 from . import memory, timing
-from .bundle_ops import (BundleState, _candidate_launcher, _stitched_modules, get_bundle, model_runner, problem_of,
+from .bundle_ops import (BundleState, candidate_launcher, stitched_modules, get_bundle, model_runner, problem_of,
                          run_baseline)
 from .bundle_runner import call_args
 from .launches import LaunchRecord, restore
@@ -19,7 +19,7 @@ from .poison import poison_args
 from .protocol import op
 
 
-def _require_gpu(state: BundleState) -> dict | None:
+def require_gpu(state: BundleState) -> dict | None:
     if state.device != "cuda":
         return {"measured": False, "reason": "CPU mode: times are not measured"}
     return None
@@ -62,14 +62,14 @@ def restore_and_poison(args: list, rec: LaunchRecord, poisoned: tuple = ()):
 def time_kernel(req: dict) -> dict:
     """The original kernel alone, and the candidate (source and/or config) if given, interleaved."""
     state = get_bundle(req)
-    if (skip := _require_gpu(state)) is not None:
+    if (skip := require_gpu(state)) is not None:
         return skip
     if not state.launches:
         run_baseline(req)
     rec = state.launch(req.get("graph", 0), req["kernel"], req.get("launch", 0))
     launchers = [getattr(state.modules[rec.graph], rec.kernel)]
     if req.get("source") is not None or req.get("config") is not None:
-        launchers.append(_candidate_launcher(state, rec, req.get("source"), req.get("config")))
+        launchers.append(candidate_launcher(state, rec, req.get("source"), req.get("config")))
     poisoned = tuple(req.get("poison", ()))
     # One set of buffers for both: each repetition's prepare restores it before the launch it times.
     fn, prepare = _timed_launch(launchers[0], rec, poisoned)
@@ -82,7 +82,7 @@ def time_kernel(req: dict) -> dict:
     return out
 
 
-class _Switch:
+class Switch:
     """Stands in for one graph's module: `call` goes to the module chosen now. One compiled model
     runs both the baseline and the stitched modules, so both are timed through the same Dynamo
     guards, AOT wrapper, argument building and synchronization; only the modules differ."""
@@ -99,9 +99,9 @@ def time_module(req: dict) -> dict:
     """The whole model with the baseline modules and with re-stitched ones (`sources`, one module
     text per graph, or `source` for graph `graph`), timed interleaved through the same call path."""
     state = get_bundle(req)
-    if (skip := _require_gpu(state)) is not None:
+    if (skip := require_gpu(state)) is not None:
         return skip
-    switches = [_Switch([base, new]) for base, new in zip(state.modules, _stitched_modules(state, req))]
+    switches = [Switch([base, new]) for base, new in zip(state.modules, stitched_modules(state, req))]
     run = model_runner(state, switches)
 
     def select(which: int):
@@ -142,7 +142,7 @@ def _direct_call(state: BundleState):
 def profile(req: dict) -> dict:
     """Per-kernel GPU time inside the module, the Triton/vendor split, and the module's GPU time."""
     state = get_bundle(req)
-    if (skip := _require_gpu(state)) is not None:
+    if (skip := require_gpu(state)) is not None:
         return skip
     direct = _direct_call(state)
     run = direct or model_runner(state)

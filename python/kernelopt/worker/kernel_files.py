@@ -115,12 +115,12 @@ def find_launcher(module, path: Path, kind: str):
 
 def import_kernel_file(path: str | Path, kind: str):
     """Import a Triton or Helion file and check its convention; returns (module, launcher name)."""
-    from .capture import CaptureError, _import_file
+    from .capture import CaptureError, import_file
 
     path = Path(path)
     if kind == "helion":
         check_helion_installed(path)
-    module = _import_file(path)
+    module = import_file(path)
     if not callable(getattr(module, "get_inputs", None)):
         raise CaptureError(f"{path} lacks get_inputs()", "define get_inputs() returning the launcher's inputs")
     if kind == "triton" and not kernel_objects(module):
@@ -151,7 +151,7 @@ class LauncherModel(torch.nn.Module):
 
 def run_launcher(fn, inputs: list, path: Path, name: str):
     """Run the launcher, turning its missing globals into a one-line error that names the fix."""
-    from .capture import CaptureError, _one_line
+    from .capture import CaptureError, one_line
 
     try:
         return fn(*inputs)
@@ -162,7 +162,7 @@ def run_launcher(fn, inputs: list, path: Path, name: str):
     except CaptureErrorTypes() as e:
         raise e
     except Exception as e:
-        raise CaptureError(f"launcher `{name}` in {path} failed: {_one_line(e)}",
+        raise CaptureError(f"launcher `{name}` in {path} failed: {one_line(e)}",
                            "run the launcher on get_inputs() yourself and fix it; rerun with KERNELOPT_DEBUG=1 "
                            "for the traceback") from e
 

@@ -38,7 +38,7 @@ def op(name):
     return register
 
 
-def _root_cause(exc: BaseException) -> BaseException:
+def root_cause(exc: BaseException) -> BaseException:
     """The exception that started it: torch wraps errors raised inside a compile backend
     (BackendCompilerFailed) and their first line says nothing of the cause."""
     seen = set()
@@ -51,7 +51,7 @@ def _root_cause(exc: BaseException) -> BaseException:
     return exc
 
 
-def _is_fatal(exc: BaseException) -> bool:
+def is_fatal(exc: BaseException) -> bool:
     text = f"{type(exc).__name__}: {exc}"
     return any(m in text for m in _FATAL_MARKERS)
 
@@ -97,7 +97,7 @@ def handle(req: dict) -> dict:
     try:
         payload = fn(req)
     except Exception as exc:  # a failed request is a record, never a dead worker
-        root = _root_cause(exc)
+        root = root_cause(exc)
         reply = {
             "id": rid,
             "ok": False,
@@ -107,7 +107,7 @@ def handle(req: dict) -> dict:
         if (record := _oom_record(root, name)) is not None:
             oom = True
             reply.update(error=record.pop("message")[:4000], failure="oom", oom=record)
-        if _is_fatal(exc) or _is_fatal(root):
+        if is_fatal(exc) or is_fatal(root):
             reply["fatal"] = True
     else:
         reply = None
@@ -125,9 +125,9 @@ def handle(req: dict) -> dict:
 
 
 def serve(inp, out) -> int:
-    # Register the handlers (import for side effects).
-    from kernelopt.worker import bench_ops, bundle_ops, gpu_ops, ops, search_ops  # noqa: F401
-
+    """Answers requests until `shutdown` or the end of `inp`. The handlers are whatever modules the
+    caller imported registered with @op (__main__ imports the worker's op modules): the registry
+    imports nothing of theirs, so no op module's import of this one closes a cycle."""
     for line in inp:
         line = line.strip()
         if not line:

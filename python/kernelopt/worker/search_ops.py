@@ -15,7 +15,7 @@ from typing import Any
 
 from . import memory, timing
 from .bundle_ops import get_bundle, run_baseline
-from .gpu_ops import _require_gpu, restore_and_poison
+from .gpu_ops import require_gpu, restore_and_poison
 from .protocol import op
 
 
@@ -58,7 +58,7 @@ def _one_line(e: BaseException) -> str:
 def screen(req: dict) -> dict:
     """{bundle, graph, kernel, launch, sources, reps, poison} -> the baseline's and each source's times."""
     state = get_bundle(req)
-    if (skip := _require_gpu(state)) is not None:
+    if (skip := require_gpu(state)) is not None:
         return skip
     import torch
 
