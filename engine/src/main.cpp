@@ -88,6 +88,17 @@ int main(int argc, char** argv) {
   z->add_flag("--json", op.json, "print report.json on stdout");
   z->add_flag("--quiet,-q", op.quiet, "no progress lines on stderr");
 
+  kopt::cli::CandidatesOptions ca;
+  auto* cd = app.add_subcommand("candidates", "write every candidate the built-in coder proposes for a bundle's "
+                                              "kernels, running none (for checking refactorings; docs/testing.md)");
+  cd->add_option("bundle", ca.bundle, "bundle directory")->required();
+  cd->add_option("--out,-o", ca.out, "new or empty directory for the candidates and manifest.json")->required();
+  cd->add_option("--device", ca.device, "cuda | cpu (the worker that records the kernels' launches)")
+      ->default_val("cuda");
+  cd->add_option("--gpu", ca.gpu, "GPU index for the worker")->default_val("0");
+  cd->add_option("--timeout", ca.timeout_s, "seconds one worker request may take")->default_val(600);
+  cd->add_flag("--quiet,-q", ca.quiet, "no progress lines on stderr");
+
   kopt::cli::BenchOptions be;
   auto* b = app.add_subcommand("bench", "run the main job on every problem of a suite and write the suite's table "
                                         "(docs/bench.md)");
@@ -143,6 +154,7 @@ int main(int argc, char** argv) {
     if (*f) return kopt::cli::profile(pr);
     if (*v) return kopt::cli::verify(ve);
     if (*z) return kopt::cli::optimize(op);
+    if (*cd) return kopt::cli::candidates(ca);
     if (*bmc) return kopt::cli::bench_merge(bm);
     if (*b) {
       if (be.suite.empty()) throw kopt::UserError("bench: give the suite directory, e.g. kernelopt bench benchmarks/suite");

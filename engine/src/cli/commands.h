@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "agents/agent.h"
 #include "report/results_db.h"
 #include "verify/cascade.h"
 #include "worker/supervisor.h"
@@ -57,6 +58,25 @@ int optimize(const OptimizeOptions& o);
 // The main job without printing: returns report.json's object. `pool`: run on these workers
 // (the suite runner keeps one pool for many problems) instead of starting the job's own.
 nlohmann::json run_optimize(const OptimizeOptions& o, report::ResultsDb& db, worker::Supervisor* pool = nullptr);
+
+// The main job's stages up to the plan (load, workers, launches, plan), with nothing timed or checked: no
+// ceilings, no baseline check, no profile, so the built-in planner sees every launched kernel. For
+// `kernelopt candidates`, which asks the coder what the search would start from. `o.target` must be a bundle.
+struct PlannedBundle {
+  std::unique_ptr<ir::Bundle> bundle;
+  std::unique_ptr<worker::Supervisor> workers;
+  std::vector<agents::KernelProfile> ranked;  // point into *bundle; the search's order
+};
+PlannedBundle plan_bundle(const OptimizeOptions& o, agents::Agents& agents);
+
+struct CandidatesOptions {
+  std::string bundle, out, device = "cuda", gpu = "0";
+  int timeout_s = 600;
+  bool quiet = false;
+};
+// `kernelopt candidates BUNDLE --out DIR`: every candidate the built-in coder proposes, written to DIR
+// without running any (tools/dump_candidates.py, docs/testing.md).
+int candidates(const CandidatesOptions& o);
 
 struct BenchOptions {
   std::string suite, out, levels = "1,2,3", shard, gpus = "0", device = "cuda", db, agents = "builtin", mode = "default";

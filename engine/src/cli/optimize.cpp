@@ -342,6 +342,15 @@ void write(Job& job) {
 
 }  // namespace
 
+PlannedBundle plan_bundle(const OptimizeOptions& o, agents::Agents& agents) {
+  Job job{o};
+  load(job);
+  start(job, nullptr);
+  record_launches(job);
+  plan(job, agents);
+  return {std::move(job.bundle), std::move(job.owned), std::move(job.ranked)};
+}
+
 json run_optimize(const OptimizeOptions& o, report::ResultsDb& db, worker::Supervisor* pool) {
   if (o.device != "cuda" && o.device != "cpu") throw UserError("--device " + o.device + ": use cuda or cpu");
   if (o.budget_s <= 0) throw UserError("--budget must be a positive number of seconds");

@@ -41,6 +41,19 @@ std::optional<double> g4_speedup(const verify::CascadeResult& r) {
   return std::nullopt;
 }
 
+// Appends `c` with the next id, or returns SIZE_MAX if that source was proposed before (measured once).
+size_t add_candidate(std::vector<CandidateRecord>& candidates, agents::Candidate c) {
+  std::string h = verify::source_hash(c.source);
+  for (const auto& r : candidates)
+    if (r.hash == h) return SIZE_MAX;
+  c.id = fmt::format("c{}", candidates.size() + 1);
+  CandidateRecord rec;
+  rec.candidate = std::move(c);
+  rec.hash = h;
+  candidates.push_back(std::move(rec));
+  return candidates.size() - 1;
+}
+
 // Candidates compiled and timed per screen request. The budget is checked between requests, and
 // one request always finishes: batches of 40 let a 10 s budget run for 100 s on 32K-wide rows
 // (suite run on the H200). 16 is one wave of the GPU host's compile pool (16 cores per GPU), so
@@ -59,14 +72,9 @@ class KernelSearch {
 
   KernelOutcome run() {
     auto t0 = Clock::now();
+    out_ = propose(a_, out_.profile);
     const auto& k = out_.profile;
-    out_.plan = a_.planner->plan(k);
-    if (out_.plan.strategies.empty()) {
-      out_.note = "not searched: " + out_.plan.note;
-      return finish(t0);
-    }
-    std::vector<agents::Candidate> proposals = a_.coder->propose(k, out_.plan);
-    for (auto& c : proposals) add(std::move(c));
+    if (out_.plan.strategies.empty()) return finish(t0);
     say(fmt::format("{} candidate(s) proposed ({})", out_.candidates.size(), fmt::join(out_.plan.strategies, ", ")));
     // Screening stops at three quarters of the time left, so that the fastest candidate it found
     // still gets its cascade within the budget; and that first cascade runs even when the budget is
@@ -118,17 +126,7 @@ class KernelSearch {
     return v;
   }
 
-  size_t add(agents::Candidate c) {
-    std::string h = verify::source_hash(c.source);
-    for (const auto& r : out_.candidates)
-      if (r.hash == h) return SIZE_MAX;  // proposed twice: measured once
-    c.id = fmt::format("c{}", out_.candidates.size() + 1);
-    CandidateRecord rec;
-    rec.candidate = std::move(c);
-    rec.hash = h;
-    out_.candidates.push_back(std::move(rec));
-    return out_.candidates.size() - 1;
-  }
+  size_t add(agents::Candidate c) { return add_candidate(out_.candidates, std::move(c)); }
 
   // Times the candidates briefly against the original (GPU) and returns the ones worth a
   // cascade, fastest first; no batch starts at `until` or later (nor past the budget). CPU mode:
@@ -284,6 +282,18 @@ KernelOutcome search_kernel(worker::Supervisor& sup, const ir::Bundle& bundle, a
                             const agents::KernelProfile& k, const SearchOptions& o, Cache& cache,
                             const Progress& progress) {
   return KernelSearch(sup, bundle, agents, k, o, cache, progress).run();
+}
+
+KernelOutcome propose(agents::Agents& agents, const agents::KernelProfile& k) {
+  KernelOutcome out;
+  out.profile = k;
+  out.plan = agents.planner->plan(k);
+  if (out.plan.strategies.empty()) {
+    out.note = "not searched: " + out.plan.note;
+    return out;
+  }
+  for (auto& c : agents.coder->propose(k, out.plan)) add_candidate(out.candidates, std::move(c));
+  return out;
 }
 
 std::optional<size_t> least_saving_accepted(const std::vector<KernelOutcome>& outcomes) {

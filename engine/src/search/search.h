@@ -54,6 +54,11 @@ struct KernelOutcome {
   double seconds = 0;
 };
 
+// The search's first step alone: the planner's plan, then the coder's candidates with duplicates dropped
+// and ids given (c1, c2, ...), nothing run. A kernel with no strategy gets its "not searched" note.
+// `kernelopt candidates` writes exactly these, so a refactoring can be checked to propose the same.
+KernelOutcome propose(agents::Agents& agents, const agents::KernelProfile& k);
+
 // Among the kernels with a chosen candidate, the one expected to save the least time per model run
 // (its profiled time x calls per run x (1 - 1/G4 speedup); unknown counts as 0, the last such
 // kernel first): the one the end-to-end gate's retry leaves out first. nullopt with fewer than two.
