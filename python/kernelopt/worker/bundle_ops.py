@@ -446,8 +446,11 @@ def _check_isolated(state: BundleState, rec: LaunchRecord) -> None:
 def _read_only_args(state: BundleState, graph: int, var: str) -> set[int]:
     """Positions of a kernel's arguments Inductor names `in_ptr*`: it only reads them (as G2's lean
     path relies on); none for a kernel file, whose names are its author's."""
-    if is_kernel_file(state.meta):
-        return set()
+    return set() if is_kernel_file(state.meta) else _in_ptr_args(state, graph, var)
+
+
+def _in_ptr_args(state: BundleState, graph: int, var: str) -> set[int]:
+    """Positions of the runtime parameters of module variable `var`'s kernel named `in_ptr*`."""
     names = _runtime_params(kernel_decls(state.sources[graph])[var][1], state.kernel_name(graph, var))
     return {i for i, n in enumerate(names) if n.startswith("in_ptr")}
 
@@ -549,8 +552,8 @@ class _KernelRuns:
         self.rec, self.seed, self.poisoned, self.fill = rec, seed, poisoned, fill
         self.base = rec.args if inputs is None else inputs
         tensors = [i for i, a in enumerate(self.base) if isinstance(a, torch.Tensor)]
-        names = _runtime_params(_kernel_source(state, rec), state.kernel_name(rec.graph, rec.kernel))
-        written = {i for i in tensors if i >= len(names) or not names[i].startswith("in_ptr")}
+        read_only = _in_ptr_args(state, rec.graph, rec.kernel)
+        written = {i for i in tensors if i not in read_only}
         written |= set(poisoned) | set(stored)
         whole = memory.storage_bytes(self.base)
         stage = f"G2 ({'recorded inputs' if seed is None else f'seed {seed}'})"

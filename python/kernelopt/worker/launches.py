@@ -11,7 +11,8 @@ Records are the largest state a worker keeps (every launch's storages, twice: be
 so they follow the memory plan (memory.py): an argument the launch left unchanged is kept once
 (its "after" is the "before"); a read-only argument in the run's own input copy is kept without a
 copy; what a launch changed is copied while the device is under the soft target, else the live
-buffer is kept (it is only ever compared, once; see record_launches); and a record is Spillable — moved to the host while other requests need the room, and its arguments back
+buffer is kept (it is only ever compared, once; see record_launches); and a record is Spillable —
+moved to the host while other requests need the room, and its arguments back
 to the device when its kernel runs again (`use`; what the launch changed is not brought back).
 """
 
