@@ -256,6 +256,46 @@ def test_dropped_inputs_are_drawn_again_for_each_run():
     assert problem.inputs is not None and b[0] is not problem.inputs[0] and torch.equal(b[0], a[0])
 
 
+@pytest.mark.parametrize("make", [
+    lambda: torch.randn(3, 5, 7),
+    lambda: torch.randn(7, 5, 3).permute(2, 0, 1),  # channels-last-like strides, kept
+    lambda: torch.randn(4, 6)[:, :3],  # gaps in its storage: converted whole
+    lambda: torch.randn(2, 3).expand(4, 2, 3),  # overlapping: converted whole
+])
+def test_an_input_upcast_in_slices_equals_the_whole_upcast(make):
+    # The float64 reference's inputs staged through the host (bundle_ops._float64_inputs): slices of
+    # four elements must give exactly what one whole .double() gives, strides included where dense.
+    x = make()
+    y = memory.upcast_in_slices(x, "cpu", torch.float64, slice_elements=4)
+    assert y.dtype == torch.float64 and torch.equal(y, x.double())
+    if x.stride()[0] != 0 and x.is_contiguous() or x.dim() == 3 and x.stride()[0] == 1:
+        assert y.stride() == x.stride()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.empty(5, 9),
+    lambda: torch.empty(9, 5).t(),  # dense, transposed: filled in storage order
+    lambda: torch.empty(4, 6)[:, :3],  # not dense: filled whole
+    lambda: torch.empty(6, 4, dtype=torch.bfloat16),
+    lambda: torch.empty(30, dtype=torch.int32),
+    lambda: torch.empty(11, dtype=torch.bool),
+])
+def test_the_garbage_fill_is_drawn_in_fixed_slices_and_the_same_for_the_same_layout(make, monkeypatch):
+    # G2's garbage poison (poison.py) is drawn slice by slice into the output: the original and the
+    # candidate must still see the same values, finite and not constant, in every slice.
+    from kernelopt.worker import poison as p
+
+    monkeypatch.setattr(p, "_SLICE", 7)
+    a, b = make(), make()
+    p.poison(a, "garbage", 3)
+    p.poison(b, "garbage", 3)
+    assert torch.equal(a, b)
+    assert torch.isfinite(a.float()).all() and a.float().unique().numel() > 1
+    c = make()
+    p.poison(c, "garbage", 4)  # another seed, another fill
+    assert not torch.equal(a, c)
+
+
 def test_an_oom_problem_is_an_error_row_and_the_suite_goes_on(kernelopt_bin, tmp_path):
     suite = tmp_path / "suite" / "level1"
     suite.mkdir(parents=True)

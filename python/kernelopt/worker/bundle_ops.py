@@ -334,10 +334,32 @@ def _float64_run(state: BundleState, dev: str):
         raise
     except Exception:  # noqa: BLE001 - a model that cannot be copied is built again
         model = rebuild_problem(state.dir, dev)[0].to(torch.float64)
-    inputs = [x.to(dev, torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point()
-              else x.to(dev) if isinstance(x, torch.Tensor) else x for x in base.values()]
+    inputs = _float64_inputs(base, dev)
     with torch.no_grad(), float64_everywhere():
         return model(*inputs)
+
+
+def _float64_inputs(base: _Problem, dev: str) -> list:
+    """The problem's inputs on `dev`, floating ones upcast to float64. On the device an input and its
+    float64 copy side by side are three times the input (an argmax over a 6 GB input: 18 GB, three
+    times torch.compile's peak); when they would pass the soft target the inputs go to the host first
+    and are upcast from there in slices, so the device holds the float64 copies alone."""
+    xs = base.values()
+    floating = [x for x in xs if isinstance(x, torch.Tensor) and x.is_floating_point()]
+    if dev != "cuda" or memory.fits_now(sum(x.numel() * 8 for x in floating)):
+        return [x.to(dev, torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point()
+                else x.to(dev) if isinstance(x, torch.Tensor) else x for x in xs]
+    del floating
+    if base.recomputable():  # spilling drops drawn inputs: the host needs its own copy first
+        xs = memory.moved(xs, torch.device("cpu"))
+        base.spill()
+    else:
+        del xs
+        base.spill()
+        xs = base.values()  # now on the host
+    memory.release_cache()
+    return [memory.upcast_in_slices(x, dev, torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point()
+            else x.to(dev) if isinstance(x, torch.Tensor) else x for x in xs]
 
 
 def run_model(state: BundleState, modules: list | None = None):
@@ -548,7 +570,7 @@ class _KernelRuns:
     values, so their verdicts are the same (docs/memory.md)."""
 
     def __init__(self, state: BundleState, rec: LaunchRecord, inputs: list | None, seed: int | None,
-                 poisoned: tuple, fill: str, stored=()):
+                 poisoned: tuple, fill: str, stored=(), repeat: bool = False):
         self.rec, self.seed, self.poisoned, self.fill = rec, seed, poisoned, fill
         self.base = rec.args if inputs is None else inputs
         tensors = [i for i, a in enumerate(self.base) if isinstance(a, torch.Tensor)]
@@ -562,8 +584,9 @@ class _KernelRuns:
         # copies after spilling held state only when nothing can be shared.
         self.lean = len(written) < len(tensors) and not memory.fits_now(2 * whole)
         self.copied = written if self.lean else set(tensors)
-        # A seed's inputs are this request's own: the lean path's last run may write into them.
-        self.in_place = self.lean and inputs is not None
+        # A seed's inputs are this request's own: the lean path's last run may write into them (with a
+        # repeat the candidate runs twice, and the second run needs the inputs as they were).
+        self.in_place = self.lean and inputs is not None and not repeat
         need = (1 if self.in_place else 2) * memory.storage_bytes(self.base[i] for i in self.copied)
         memory.reserve(need, stage, keep=keep)
         memory.note_accounted(need + (0 if inputs is None else whole))
@@ -625,9 +648,13 @@ def run_kernel(req: dict) -> dict:
     tols = cmp.tolerances(req.get("tolerances"))
     # One synthesis per request, copied for each run (the original and the candidate see the same values).
     if seed is not None:
-        memory.reserve(memory.storage_bytes(rec.args), f"G2 (inputs for seed {seed})", keep=(rec,))
+        # The record stays only while synthesis still reads it (its statistics, taken once): after that
+        # it may go to the host like anything else held (the record, a seed's inputs and the runs'
+        # copies together passed three times torch.compile's peak).
+        memory.reserve(memory.storage_bytes(rec.args), f"G2 (inputs for seed {seed})",
+                       keep=() if rec.has_stats() else (rec,))
     inputs = None if seed is None else rec.synthesized_args(seed)
-    runs = _KernelRuns(state, rec, inputs, seed, poisoned, fill, req.get("stored", ()))
+    runs = _KernelRuns(state, rec, inputs, seed, poisoned, fill, req.get("stored", ()), bool(req.get("repeat")))
     want = runs.run(original)
     if runs.changed_inputs():
         state.launches = []  # the record may be what changed: the next request records again

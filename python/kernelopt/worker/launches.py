@@ -74,6 +74,9 @@ class LaunchRecord(memory.Spillable):
         self.args = [next(it) if isinstance(a, torch.Tensor) else a for a in self.args]
         self.after = [next(it) if _on_device(a) else a for a in self.after]
 
+    def trace_label(self) -> str:
+        return f"{self.kernel}#{self.index}:{memory.Spillable.trace_label(self)}"
+
     def after_args(self) -> list[Any]:
         """The arguments as the launch left them (`after` keeps None where nothing changed)."""
         return [b if a is None else a for a, b in zip(self.after, self.args)]

@@ -30,6 +30,7 @@ plan's decisions.
 from __future__ import annotations
 
 import gc
+import json
 import os
 import re
 import weakref
@@ -164,6 +165,10 @@ class Spillable:
     def device_bytes(self) -> int:
         return 0 if self.on_host else storage_bytes(self.tensors())
 
+    def trace_label(self) -> str:
+        """For the trace: the holder's kind, its device bytes and whether it is made again when dropped."""
+        return f"{type(self).__name__}:{self.device_bytes()}{':remake' if self.recomputable() else ''}"
+
     def recomputable(self) -> bool:
         """Whether spilling drops the tensors (made again on the device when next used) rather than
         copying them to the host: such objects are spilled first."""
@@ -254,6 +259,31 @@ def kept_tree(value, remake=None) -> HeldTree:
             placed = dict(zip(map(id, big), moved(big, torch.device("cpu"))))
             held._place([placed.get(id(t), t) for t in held.tensors()])
     return held
+
+
+def flat_view(t: torch.Tensor) -> torch.Tensor | None:
+    """The span of storage `t`'s elements fill, as one 1-D tensor, when they fill it exactly once
+    (dense, non-overlapping: any permutation of strides); None otherwise. Slicing it visits every
+    element of `t` once, in storage order."""
+    n = t.numel()
+    span = 1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride())) if n else 0
+    if span != n or any(s < 0 for s in t.stride()):
+        return None
+    return torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage(), t.storage_offset(), (n,), (1,))
+
+
+def upcast_in_slices(x: torch.Tensor, dev: str, dtype: torch.dtype, slice_elements: int = 1 << 26) -> torch.Tensor:
+    """`x` (on the host) as `dtype` on `dev`, with its strides, copied over in slices: the device
+    holds the result and one slice, never a whole copy of `x` beside it. A tensor whose elements do
+    not fill one span of its storage (overlapping or with gaps) is converted whole."""
+    out = torch.empty_like(x, dtype=dtype, device=dev)
+    flat_in, flat_out = flat_view(x), flat_view(out)
+    if flat_in is None or flat_out is None or out.stride() != x.stride():
+        return x.to(dev, dtype)
+    n = x.numel()
+    for i in range(0, n, slice_elements):
+        flat_out[i:i + slice_elements].copy_(flat_in[i:i + slice_elements])
+    return out
 
 
 def moved(tensors: list, dev: torch.device) -> list:
@@ -370,8 +400,13 @@ def reserve(need: int, stage: str, keep: tuple = ()) -> None:
     # What can be made again goes first (dropping it costs nothing now), then least recently used.
     victims = sorted((h for h in list(_holders) if h not in keep and not h.on_host
                       and h.device_bytes() >= SPILL_MIN_BYTES), key=lambda h: (not h.recomputable(), h.last_used))
+    before, spilled = in_use(), []
     while victims and in_use() + need > target():
+        spilled.append(victims[0].trace_label())
         victims.pop(0).spill()
+    if _TRACE:
+        trace(stage=stage, need=need, in_use=before, target=target(), spilled=spilled,
+              kept=[h.trace_label() for h in keep], holders=[h.trace_label() for h in list(_holders) if h.device_bytes()])
     if need > free():
         release_cache()
         while victims and need > free():
@@ -397,6 +432,20 @@ def release_cache() -> None:
 
 
 # ---------------------------------------------------------------- peaks
+
+# KERNELOPT_MEMORY_TRACE=FILE: one JSON line per reservation (its need, the device in use, the soft
+# target, what it spilled, what was held) and per request (its peak), with the peak reached so far in
+# the request: where a job's peak above its goal comes from, read off a GPU run (docs/memory.md).
+_TRACE = os.environ.get("KERNELOPT_MEMORY_TRACE")
+
+
+def trace(**fields) -> None:
+    if on_gpu():
+        fields["peak_so_far"] = torch.cuda.max_memory_allocated()
+    fields["pid"] = os.getpid()
+    with open(_TRACE, "a") as f:
+        f.write(json.dumps(fields) + "\n")
+
 
 
 def reset_peak() -> None:
@@ -428,6 +477,8 @@ def request_ended(name: str) -> None:
             p = torch.cuda.max_memory_allocated()
         except RuntimeError:
             return
+        if _TRACE:
+            trace(request=name, peak=p, in_use=in_use(), target=target())
         if _peak_request is None or p > _peak_request[1]:
             _peak_request = (name, p)
 

@@ -32,17 +32,29 @@ def poison(t: torch.Tensor, fill: str = "nan", seed: int = 0) -> None:
         return
     if fill != "garbage":
         raise ValueError(f"poison fill {fill!r}; use one of {FILLS}")
-    # Generated on the tensor's own device: a GB-sized output takes milliseconds there.
+    # Generated on the tensor's own device (a GB-sized output takes milliseconds there), in fixed
+    # slices of its storage: a whole float32 draw and its cast beside a bf16 output were three times
+    # the output's bytes (G2's peak). Fixed, never sized by free memory, so the fill is the same
+    # wherever it runs; the original and the candidate get the same layout, hence the same fill.
+    from .memory import flat_view
+
     gen = torch.Generator(device=t.device).manual_seed(0x6A5B + seed)
-    if t.is_floating_point():
-        vals = torch.randn(t.shape, generator=gen, device=t.device, dtype=torch.float32)  # float32: cheap
-    elif t.dtype == torch.bool:
-        vals = torch.rand(t.shape, generator=gen, device=t.device) < 0.5
-    else:
-        info = torch.iinfo(t.dtype)
-        vals = torch.randint(max(info.min, -1000), min(info.max, 1000) + 1, t.shape, generator=gen,
-                             device=t.device)
-    t.copy_(vals.to(t.dtype))
+    flat = flat_view(t)
+    parts = [t] if flat is None else flat.split(_SLICE)
+    for part in parts:
+        if t.is_floating_point():
+            vals = torch.randn(part.shape, generator=gen, device=t.device, dtype=torch.float32)  # float32: cheap
+        elif t.dtype == torch.bool:
+            vals = torch.rand(part.shape, generator=gen, device=t.device) < 0.5
+        else:
+            info = torch.iinfo(t.dtype)
+            vals = torch.randint(max(info.min, -1000), min(info.max, 1000) + 1, part.shape, generator=gen,
+                                 device=t.device)
+        part.copy_(vals.to(t.dtype))
+
+
+# Elements drawn at once by the garbage fill (64 MB of float32).
+_SLICE = 1 << 24
 
 
 def poison_args(args: list, indices, fill: str = "nan", seed: int = 0) -> None:
