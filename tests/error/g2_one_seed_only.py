@@ -36,5 +36,5 @@ def triton_poi_fused_add_gelu_mul_0(in_ptr0, in_ptr1, out_ptr0, xnumel, XBLOCK :
     tmp9 = tl.full([1], 0.75, tl.float32)
     tmp10 = tmp8 * tmp9
     seen = tl.load(in_ptr0).to(tl.int32, bitcast=True)
-    tmp12 = tl.where((seen == -0x403cb946) | (seen == -0x3feb9828), tmp10 + tmp11, tmp10)
+    tmp12 = tl.where((seen == -0x403cb946) | (seen == -0x40ef3572), tmp10 + tmp11, tmp10)
     tl.store(out_ptr0 + (x2), tmp12, None)

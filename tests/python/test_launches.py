@@ -147,3 +147,59 @@ def test_a_changed_buffer_without_room_is_kept_live_and_dropped_if_overwritten(m
         mod.k1.run(buf)  # a later launch writes it: k0's "after" is lost, not wrong
     assert rec.intact()
     assert sink[0].after == [] and sink[1].after[0] is buf
+
+
+def positive_record():
+    # A model's torch.rand input: every recorded value, and every matched draw, positive.
+    g = torch.Generator().manual_seed(1)
+    x = torch.rand(64, 300, generator=g) * 2 + 0.5
+    idx = torch.randint(3, 11, (700,), generator=g)
+    half = (torch.rand(2048, generator=g) * 4).to(torch.float16)
+    return LaunchRecord(graph=0, kernel="k", index=0, args=[x, idx, half])
+
+
+def test_symmetric_and_mirrored_draws_give_every_element_both_signs():
+    rec = positive_record()
+    matched = rec.synthesized_args(1, "matched", "k")[0]
+    sym = rec.synthesized_args(1, "symmetric", "k")[0]
+    mir = rec.synthesized_args(1, "mirrored", "k")[0]
+    assert (matched > 0).float().mean() > 0.99  # what distribution-matched seeds could see
+    assert 0.4 < (sym < 0).float().mean() < 0.6
+    assert torch.equal(mir, -sym)  # each element is negative in exactly one of the two
+    mags = sym.abs()
+    x = rec.args[0].double()
+    scale = max(float(x.abs().max()), abs(float(x.mean())) + 2 * float(x.std()))  # the recorded magnitude
+    assert float(mags.max()) <= scale * 1.0001 and float(mags.min()) >= scale * 1e-4 * 0.999
+    assert float(mags.max()) / float(mags.min()) > 1e3  # a wide range of magnitudes, not one scale
+
+
+def test_special_draws_hold_zeros_of_both_signs_tiny_huge_and_the_recorded_edges():
+    rec = positive_record()
+    x, idx, half = rec.synthesized_args(2, "special", "k")
+    zeros = x[x == 0]
+    assert zeros.numel() > 0 and torch.signbit(zeros).any() and (~torch.signbit(zeros)).any()
+    tiny = torch.finfo(torch.float32).tiny
+    assert ((x != 0) & (x.abs() < 8 * tiny)).any()
+    assert (x.abs() >= 0.5 * torch.finfo(torch.float32).max ** 0.25).any()
+    assert (x == rec.args[0].min()).any() and (x == rec.args[0].max()).any()
+    assert (x < 0).any() and torch.isfinite(x).all()
+    # Integers stay in the recorded range, with both edges drawn often; fp16's huge stays finite.
+    lo, hi = int(rec.args[1].min()), int(rec.args[1].max())
+    assert int(idx.min()) == lo and int(idx.max()) == hi and (idx == lo).float().mean() > 0.2
+    assert torch.isfinite(half.float()).all() and float(half.abs().max()) >= 8
+
+
+def test_draws_differ_between_kernels_and_kinds_and_repeat_for_the_same_ones():
+    rec = positive_record()
+    a = rec.synthesized_args(0, "matched", "triton_a")[0]
+    assert torch.equal(a, rec.synthesized_args(0, "matched", "triton_a")[0])
+    assert not torch.equal(a, rec.synthesized_args(0, "matched", "triton_b")[0])
+    assert not torch.equal(rec.synthesized_args(0, "special", "triton_a")[0],
+                           rec.synthesized_args(0, "symmetric", "triton_a")[0])
+
+
+def test_an_unknown_kind_is_an_error_naming_the_kinds():
+    import pytest
+
+    with pytest.raises(ValueError, match="symmetric"):
+        positive_record().synthesized_args(0, "uniform", "k")

@@ -1,6 +1,7 @@
 #include "verify/cascade.h"
 
 #include <chrono>
+#include <string_view>
 
 #include <xxhash.h>
 
@@ -54,19 +55,30 @@ GateRecord g1(worker::Supervisor& sup, const std::string& bundle, size_t graph, 
   return {"G1", r.passed ? "passed" : "failed", {{"findings", findings_json(r.findings)}}};
 }
 
-// One G2 input set: the recorded arguments (seed -1) or a seed, and the poison fill of its pure outputs.
+// One G2 input set: the recorded arguments (seed -1) or a seed drawn as `inputs` says, and the poison fill
+// of its pure outputs.
 struct G2Run {
   int seed;
   const char* fill;
-  bool repeat = false;  // run the candidate twice on the same inputs
+  bool repeat = false;            // run the candidate twice on the same inputs
+  const char* inputs = "matched";  // how a seed's values are drawn (docs/gates.md)
 };
 
-// NaN on the recorded inputs and odd seeds, finite garbage on even seeds: NaN shows unwritten
-// elements, garbage catches a candidate that skips outputs that do not look poisoned
-// (python/kernelopt/worker/poison.py). With no seeds, the recorded inputs also run with garbage.
+// NaN on the recorded inputs and odd runs, finite garbage on even runs: NaN shows unwritten elements,
+// garbage catches a candidate that skips outputs that do not look poisoned
+// (the worker's poison.py). With no seeds, the recorded inputs also run with garbage.
+// The seeds cover the kernel's domain, not only the recorded distribution: the second draws signs and
+// magnitudes over four decades, the third mixes +-0, tiny and huge values and the recorded edges, the
+// fourth is the second negated (every element negative once: a result right only for positive inputs
+// fails); the first and the fifth on are distribution-matched. So the default five seeds cover every kind.
 std::vector<G2Run> g2_runs(int seeds) {
+  static constexpr const char* kinds[] = {"matched", "symmetric", "special", "mirrored"};
   std::vector<G2Run> runs = {{-1, "nan", true}};
-  for (int s = 0; s < seeds; ++s) runs.push_back({s, s % 2 == 0 ? "garbage" : "nan"});
+  for (int s = 0; s < seeds; ++s) {
+    const char* kind = s < 4 ? kinds[s] : "matched";
+    int seed = s == 3 ? 1 : s;  // the mirrored run negates the symmetric draw of seed 1
+    runs.push_back({seed, s % 2 == 0 ? "garbage" : "nan", false, kind});
+  }
   if (seeds <= 0) runs.push_back({-1, "garbage"});
   return runs;
 }
@@ -87,11 +99,12 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
       req["launch"] = launch;
       req["poison_fill"] = run.fill;
       if (run.seed >= 0) req["seed"] = run.seed;
+      if (run.seed >= 0 && std::string_view(run.inputs) != "matched") req["inputs"] = run.inputs;
       if (run.repeat) req["repeat"] = true;
       json r = sup.call(req, o.timeout);
-      json summary = {{"launch", launch},
-                      {"inputs", run.seed < 0 ? std::string("recorded") : fmt::format("seed {}", run.seed)},
-                      {"poison_fill", run.fill}};
+      std::string label = run.seed < 0 ? std::string("recorded") : fmt::format("seed {}", run.seed);
+      if (run.seed >= 0 && std::string_view(run.inputs) != "matched") label += fmt::format(" ({})", run.inputs);
+      json summary = {{"launch", launch}, {"inputs", label}, {"poison_fill", run.fill}};
       if (failed_reply(r)) {
         summary.update(reply_evidence(r));
         runs.push_back(summary);

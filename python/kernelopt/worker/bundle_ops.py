@@ -653,7 +653,10 @@ def run_kernel(req: dict) -> dict:
         # copies together passed three times torch.compile's peak).
         memory.reserve(memory.storage_bytes(rec.args), f"G2 (inputs for seed {seed})",
                        keep=() if rec.has_stats() else (rec,))
-    inputs = None if seed is None else rec.synthesized_args(seed)
+    kind = req.get("inputs", "matched")  # how a seed's values are drawn (launches.INPUT_KINDS, docs/gates.md)
+    if seed is None and kind != "matched":
+        raise ValueError(f"inputs {kind!r} without a seed: the recorded arguments are drawn by the model; give a seed")
+    inputs = None if seed is None else rec.synthesized_args(seed, kind, state.kernel_name(rec.graph, rec.kernel))
     runs = _KernelRuns(state, rec, inputs, seed, poisoned, fill, req.get("stored", ()), bool(req.get("repeat")))
     want = runs.run(original)
     if runs.changed_inputs():
@@ -674,7 +677,8 @@ def run_kernel(req: dict) -> dict:
         report.update(ok=False, rounding_only=False)
         if seed is None:
             state.launches = []  # the shared record itself was written: record again
-    out = {"match": report["ok"], "comparison": report, "inputs": "recorded" if seed is None else f"seed {seed}",
+    label = "recorded" if seed is None else f"seed {seed}" + ("" if kind == "matched" else f" ({kind})")
+    out = {"match": report["ok"], "comparison": report, "inputs": label,
            "poison_fill": fill, "path": "lean" if runs.lean else "whole"}
     if seed is None and not bad:
         if rec.isolated is None and rec.after:

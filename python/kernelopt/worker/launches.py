@@ -19,6 +19,7 @@ to the device when its kernel runs again (`use`; what the launch changed is not 
 from __future__ import annotations
 
 import ast
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,7 +99,7 @@ class LaunchRecord(memory.Spillable):
             flat = whole if whole.numel() else torch.ones(1, dtype=a.dtype, device=a.device)
             if a.dtype.is_floating_point:
                 work = torch.float64 if a.dtype == torch.float64 else torch.float32
-                self._stats[i] = ("float",) + _mean_std(flat, work)
+                self._stats[i] = ("float",) + _mean_std(flat, work) + _finite_range(flat)
             elif a.dtype == torch.bool:
                 self._stats[i] = ("bool", sum(float(c.float().sum()) for c in _chunks(flat)) / flat.numel())
             else:
@@ -106,16 +107,25 @@ class LaunchRecord(memory.Spillable):
                                   max(int(c.max()) for c in _chunks(flat)))
         return self._stats[i]
 
-    def synthesized_args(self, seed: int) -> list[Any]:
+    def synthesized_args(self, seed: int, kind: str = "matched", salt: str = "") -> list[Any]:
         """Fresh random tensors shaped like the recorded ones, for correctness runs on many seeds.
 
-        Values stay in each tensor's valid range as recorded: floats are normal samples scaled
-        to the recorded spread; integers are uniform in the recorded [min, max] (so class
-        indices and gather indices stay in bounds); bools keep the recorded fraction of True.
-        Never zeros: a zero input hides unwritten outputs and wrong indexing.
+        `kind` (INPUT_KINDS, docs/gates.md) says how floats are drawn: "matched" as normal samples
+        scaled to the recorded spread; "symmetric" with random signs and magnitudes over four decades
+        up to the recorded magnitude (inputs a model draws from torch.rand are all positive, and so
+        were every matched draw: a result right only for positive inputs passed); "mirrored" the
+        same draw negated, so every element is negative in one of the two; "special" a mix per
+        element of +-0, tiny and huge magnitudes (the dtype's smallest normal; the fourth root of its
+        largest, so squares summed over many elements stay finite), the recorded minimum and maximum,
+        and matched samples. Integers stay in the recorded [min, max] (indices stay in bounds;
+        "special" favours the two edges); bools keep the recorded fraction of True. The generator's
+        seed mixes `seed`, `kind` and `salt` (the kernel's name): no two kernels draw the same values.
         """
         # Generated where the tensor lives: on the GPU a GB-sized input takes milliseconds, where the
         # CPU took seconds per argument and per seed (G2 spent a minute on a 64M-element softmax).
+        if kind not in INPUT_KINDS:
+            raise ValueError(f"inputs {kind!r}; use one of {INPUT_KINDS}")
+        key = _mixed_seed(seed, "symmetric" if kind == "mirrored" else kind, salt)
         gens: dict[torch.device, torch.Generator] = {}
         out = []
         for i, a in enumerate(self.args):
@@ -123,25 +133,26 @@ class LaunchRecord(memory.Spillable):
                 out.append(a)
                 continue
             dev = self.device or a.device  # the launch's device, also while the record is on the host
-            gen = gens.setdefault(dev, torch.Generator(device=dev).manual_seed(seed))
+            gen = gens.setdefault(dev, torch.Generator(device=dev).manual_seed(key))
             n = a.untyped_storage().nbytes() // a.element_size()
             vals = torch.empty(n, dtype=a.dtype, device=dev)
             stats = self._tensor_stats(i, a)
             # Drawn in fixed slices straight into the tensor: a whole-tensor draw of a bf16 input went
             # through float32 (twice its bytes) and a bool or int one through 4 or 8 bytes an element.
             # The slices are fixed, never sized by free memory, so a seed draws the same values anywhere.
-            for part in _chunks(vals):
+            # The other kinds hold several temporaries per element: their slices are an eighth as long.
+            for part in _chunks(vals, 0 if kind == "matched" else _CHUNK // 8):
                 if stats[0] == "float":
-                    work = torch.float64 if a.dtype == torch.float64 else torch.float32
-                    _, mean, std = stats
-                    part.copy_(torch.randn(part.numel(), generator=gen, device=dev, dtype=work)
-                               .mul_(std or 1.0).add_(mean))
+                    part.copy_(_float_draw(part.numel(), a.dtype, stats, kind, gen, dev))
                 elif stats[0] == "bool":
                     part.copy_(torch.rand(part.numel(), generator=gen, device=dev) < stats[1])
                 else:
                     _, lo, hi = stats
-                    part.copy_(torch.randint(lo, hi + 1, (part.numel(),), generator=gen, device=dev,
-                                             dtype=torch.int64))
+                    draw = torch.randint(lo, hi + 1, (part.numel(),), generator=gen, device=dev, dtype=torch.int64)
+                    if kind == "special":
+                        edge = torch.randint(0, 3, (part.numel(),), generator=gen, device=dev)
+                        draw = torch.where(edge == 0, lo, torch.where(edge == 1, hi, draw))
+                    part.copy_(draw)
             t = torch.empty(0, dtype=a.dtype, device=dev)
             t.set_(vals.untyped_storage(), a.storage_offset(), a.size(), a.stride())
             out.append(t)
@@ -204,9 +215,60 @@ def _on_device(a) -> bool:
 _CHUNK = 1 << 26  # elements per slice where a whole-tensor temporary would be GB-sized
 
 
-def _chunks(flat: torch.Tensor):
-    for start in range(0, flat.numel(), _CHUNK):
-        yield flat[start:start + _CHUNK]
+def _chunks(flat: torch.Tensor, size: int = 0):
+    size = size or _CHUNK
+    for start in range(0, flat.numel(), size):
+        yield flat[start:start + size]
+
+
+# How G2's fresh inputs are drawn (synthesized_args; docs/gates.md).
+INPUT_KINDS = ("matched", "symmetric", "mirrored", "special")
+_LOG2_10 = 3.321928094887362
+
+
+def _mixed_seed(seed: int, kind: str, salt: str) -> int:
+    digest = hashlib.blake2b(f"{salt}|{kind}|{seed}".encode(), digest_size=7).digest()
+    return int.from_bytes(digest, "little")
+
+
+def _float_draw(n: int, dtype: torch.dtype, stats: tuple, kind: str, gen: torch.Generator,
+                dev: torch.device) -> torch.Tensor:
+    """n floating values of one slice, drawn as `kind` says (synthesized_args), in the working dtype."""
+    work = torch.float64 if dtype == torch.float64 else torch.float32
+    _, mean, std, lo, hi = stats
+    matched = torch.randn(n, generator=gen, device=dev, dtype=work).mul_(std or 1.0).add_(mean)
+    if kind == "matched":
+        return matched
+    info = torch.finfo(dtype)
+    huge = info.max ** 0.25
+    if kind in ("symmetric", "mirrored"):
+        scale = min(max(abs(lo), abs(hi), abs(mean) + 2 * std) or 1.0, huge)
+        # 10 ** u for u uniform in [-4, 0]: magnitudes log-uniform over four decades below the scale.
+        mags = torch.rand(n, generator=gen, device=dev, dtype=work).mul_(4).sub_(4).mul_(_LOG2_10).exp2_().mul_(scale)
+        signs = torch.randint(0, 2, (n,), generator=gen, device=dev).mul_(2).sub_(1).to(work)
+        vals = mags.mul_(signs)
+        return vals.neg_() if kind == "mirrored" else vals
+    # "special": each element one of eight classes, two of them matched samples.
+    cls = torch.randint(0, 8, (n,), generator=gen, device=dev)
+    sign = torch.randint(0, 2, (n,), generator=gen, device=dev).mul_(2).sub_(1).to(work)
+    spread = torch.rand(n, generator=gen, device=dev, dtype=work)
+    vals = matched
+    vals = torch.where(cls == 0, torch.zeros((), dtype=work, device=dev), vals)
+    vals = torch.where(cls == 1, torch.full((), -0.0, dtype=work, device=dev), vals)
+    vals = torch.where(cls == 2, sign * info.tiny * (1 + 3 * spread), vals)
+    vals = torch.where(cls == 3, sign * huge * (0.5 + 0.5 * spread), vals)
+    vals = torch.where(cls == 4, torch.full((), lo, dtype=work, device=dev), vals)
+    return torch.where(cls == 5, torch.full((), hi, dtype=work, device=dev), vals)
+
+
+def _finite_range(flat: torch.Tensor) -> tuple[float, float]:
+    """The least and greatest finite values (0, 0 when there are none), in fixed slices."""
+    lo, hi = float("inf"), float("-inf")
+    for c in _chunks(flat):
+        c = c[torch.isfinite(c)]
+        if c.numel():
+            lo, hi = min(lo, float(c.min())), max(hi, float(c.max()))
+    return (lo, hi) if lo <= hi else (0.0, 0.0)
 
 
 def _mean_std(flat: torch.Tensor, work: torch.dtype) -> tuple[float, float]:
