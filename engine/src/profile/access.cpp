@@ -3,7 +3,7 @@
 #include <set>
 #include <string>
 
-#include "verify/static/static_util.h"
+#include "artifact/pyparse/visit.h"
 
 namespace kopt::profile {
 
@@ -32,22 +32,18 @@ bool gathers(const ir::Kernel& k) {
   std::set<std::string> loaded;
   bool found = false;
   auto depends = [&](const Node* e) {
-    bool d = false;
-    verify::walk(e, [&](const Node* m) {
-      d = d || is_load(m) || (m->is("Name") && loaded.count(std::string(m->ident("id"))));
-      return !d;
+    return py::any_node(e, [&](const Node* m) {
+      return is_load(m) || (m->is("Name") && loaded.count(std::string(m->ident("id"))));
     });
-    return d;
   };
-  verify::walk(ks.entry, [&](const Node* s) {
+  py::visit(ks.entry, [&](const Node* s, const Node*) {
     if (is_load(s) && !s->list("args").empty() && depends(s->list("args").front())) found = true;
     if (s->is("Assign") && depends(s->child("value")))
       for (const Node* t : s->list("targets"))
-        verify::walk(t, [&](const Node* m) {
+        py::walk(t, [&](const Node* m) {
           if (m->is("Name")) loaded.insert(std::string(m->ident("id")));
-          return true;
         });
-    return !found;
+    return found ? py::Step::Prune : py::Step::Descend;
   });
   return found;
 }

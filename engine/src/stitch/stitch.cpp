@@ -1,9 +1,9 @@
 #include "stitch/stitch.h"
 
-#include <algorithm>
 #include <set>
 
 #include "artifact/pin_config.h"
+#include "artifact/pyparse/edit.h"
 #include "util/error.h"
 
 namespace kopt::stitch {
@@ -51,11 +51,7 @@ Pins pins_of(const nlohmann::json& launch_records) {
 }
 
 std::string stitch(const ir::Artifact& art, const std::vector<Replacement>& reps, const Pins& pins) {
-  struct Edit {
-    uint32_t begin, end;
-    std::string text;
-  };
-  std::vector<Edit> edits;
+  std::vector<py::Edit> edits;
   std::set<const ir::Kernel*> seen;
   for (const Replacement& r : reps) {
     const ir::Kernel* k = art.find_kernel(r.kernel);
@@ -78,10 +74,7 @@ std::string stitch(const ir::Artifact& art, const std::vector<Replacement>& reps
       if (auto pinned = ir::pin_baseline_config(k, k.source, pin->second))
         edits.push_back({k.literal.begin.offset, k.literal.end.offset, triple_quoted(*pinned)});
     }
-  std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });
-  std::string out = art.module->source();
-  for (const Edit& e : edits) out.replace(e.begin, e.end - e.begin, e.text);
-  return out;
+  return py::apply_edits(art.module->source(), std::move(edits));
 }
 
 }  // namespace kopt::stitch

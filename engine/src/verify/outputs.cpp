@@ -5,6 +5,7 @@
 #include <set>
 
 #include "artifact/literal.h"
+#include "artifact/pyparse/visit.h"
 
 namespace kopt::verify {
 
@@ -12,30 +13,20 @@ namespace {
 
 // Every Name inside `n` (the pointer expression of a load or store).
 void names_in(const py::Node* n, std::set<std::string>& out) {
-  if (!n) return;
-  if (n->is("Name")) out.insert(std::string(n->ident("id")));
-  for (const auto& f : n->fields) {
-    if (f.kind == py::Field::Kind::Child) names_in(f.child, out);
-    if (f.kind == py::Field::Kind::List)
-      for (const py::Node* c : f.list) names_in(c, out);
-  }
+  py::walk(n, [&](const py::Node* m) {
+    if (m->is("Name")) out.insert(std::string(m->ident("id")));
+  });
 }
 
 void scan(const py::Node* n, std::set<std::string>& stored, std::set<std::string>& loaded) {
-  if (!n) return;
-  if (n->is("Call")) {
-    std::string fn = ir::dotted_name(n->child("func"));
-    const auto& args = n->list("args");
-    if (!args.empty()) {
-      if (fn == "tl.store" || fn.rfind("tl.atomic_", 0) == 0) names_in(args[0], stored);
-      if (fn == "tl.load" || fn.rfind("tl.atomic_", 0) == 0) names_in(args[0], loaded);
-    }
-  }
-  for (const auto& f : n->fields) {
-    if (f.kind == py::Field::Kind::Child) scan(f.child, stored, loaded);
-    if (f.kind == py::Field::Kind::List)
-      for (const py::Node* c : f.list) scan(c, stored, loaded);
-  }
+  py::walk(n, [&](const py::Node* m) {
+    if (!m->is("Call")) return;
+    std::string fn = ir::dotted_name(m->child("func"));
+    const auto& args = m->list("args");
+    if (args.empty()) return;
+    if (fn == "tl.store" || fn.rfind("tl.atomic_", 0) == 0) names_in(args[0], stored);
+    if (fn == "tl.load" || fn.rfind("tl.atomic_", 0) == 0) names_in(args[0], loaded);
+  });
 }
 
 }  // namespace

@@ -8,11 +8,15 @@
 #include <fmt/format.h>
 
 #include "agents/coder/source_edit.h"
+#include "artifact/pyparse/edit.h"
+#include "artifact/pyparse/visit.h"
 #include "verify/outputs.h"
 
 namespace kopt::agents::rewrites {
 
 using py::Node;
+using py::Edit;
+using py::walk;
 using namespace detail;
 
 namespace {
@@ -46,16 +50,6 @@ bool is_one(const Node* v) {
     return std::stod(c->value) == 1.0;
   } catch (const std::exception&) {
     return false;
-  }
-}
-
-void walk_up(const Node* n, const Node* parent, const std::function<void(const Node*, const Node*)>& f) {
-  if (!n) return;
-  f(n, parent);
-  for (const py::Field& fl : n->fields) {
-    if (fl.kind == py::Field::Kind::Child) walk_up(fl.child, n, f);
-    if (fl.kind == py::Field::Kind::List)
-      for (const Node* c : fl.list) walk_up(c, n, f);
   }
 }
 
@@ -104,10 +98,10 @@ std::optional<OnePlus> one_plus(const std::string& source, const std::string& na
   // Each use of such a value: `S = V + one` / `S = one + V`, or the value is left alone.
   std::map<std::string, std::vector<const Node*>> sums;  // value name -> the BinOps that add one to it
   std::set<std::string> other_use;
-  walk_up(ks->entry, nullptr, [&](const Node* n, const Node* parent) {
-    if (!n->is("Name") || n->ident("ctx") != "Load") return;
+  py::visit(ks->entry, [&](const Node* n, const Node* parent) {
+    if (!n->is("Name") || n->ident("ctx") != "Load") return py::Step::Descend;
     std::string id(n->ident("id"));
-    if (!fns.count(id)) return;
+    if (!fns.count(id)) return py::Step::Descend;
     bool ok = parent && parent->is("BinOp") && parent->ident("op") == "Add";
     if (ok) {
       const Node* other = parent->child("left") == n ? parent->child("right") : parent->child("left");
@@ -115,6 +109,7 @@ std::optional<OnePlus> one_plus(const std::string& source, const std::string& na
     }
     if (ok) sums[id].push_back(parent);
     else other_use.insert(id);
+    return py::Step::Descend;
   });
   std::vector<Edit> edits;
   OnePlus out;
@@ -160,7 +155,7 @@ std::optional<OnePlus> one_plus(const std::string& source, const std::string& na
     say(why, "one plus: the erf / tanh values are used other than as 1 + value");
     return std::nullopt;
   }
-  out.source = apply(source, edits);
+  out.source = py::apply_edits(source, edits);
   if (!parse(out.source, name, why)) return std::nullopt;
   return out;
 }

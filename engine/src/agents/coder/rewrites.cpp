@@ -13,12 +13,16 @@
 #include "agents/coder/x_order.h"
 #include "artifact/ir.h"
 #include "artifact/pin_config.h"
+#include "artifact/pyparse/edit.h"
+#include "artifact/pyparse/visit.h"
 
 namespace kopt::agents::rewrites {
 
 namespace {
 
 using py::Node;
+using py::Edit;
+using py::walk;
 using namespace detail;
 
 // Whether 32-bit index math is safe for one launch: every integer argument (numels, strides
@@ -72,8 +76,8 @@ std::optional<std::string> int32_indexing(const std::string& source, const std::
     const Node* f = n->child("func");
     if (!f || !f->is("Attribute") || f->ident("attr") != "to" || !is_tl(n->list("args")[0], "int64")) return;
     const Node* recv = f->child("value");
-    bool index = false;
-    walk(recv, [&](const Node* m) { index |= is_tl_call(m, "program_id") || is_tl_call(m, "arange"); });
+    bool index =
+        py::any_node(recv, [](const Node* m) { return is_tl_call(m, "program_id") || is_tl_call(m, "arange"); });
     if (index) edits.push_back({recv->end.offset, n->end.offset, ""});
   });
   if (edits.empty()) {
@@ -91,7 +95,7 @@ std::optional<std::string> int32_indexing(const std::string& source, const std::
       return std::nullopt;
     }
   }
-  return apply(source, edits);
+  return py::apply_edits(source, edits);
 }
 
 std::vector<std::pair<std::string, std::string>> eviction_hints(const std::string& source, const std::string& name,
@@ -106,11 +110,7 @@ std::vector<std::pair<std::string, std::string>> eviction_hints(const std::strin
     return {};
   }
   auto loads_in = [](const Node* root) {
-    std::vector<const Node*> out;
-    walk(root, [&](const Node* n) {
-      if (is_tl_call(n, "load") && !n->list("args").empty()) out.push_back(n);
-    });
-    return out;
+    return py::find_all(root, [](const Node* n) { return is_tl_call(n, "load") && !n->list("args").empty(); });
   };
   auto pointers = [](const std::vector<const Node*>& loads) {
     std::set<std::string_view> out;
@@ -161,9 +161,9 @@ std::vector<std::pair<std::string, std::string>> eviction_hints(const std::strin
     if (is_tl_call(n, "load"))
       if (auto e = set_policy(n, "")) none.push_back(*e);
   });
-  std::string s = apply(source, two_pass);
+  std::string s = py::apply_edits(source, two_pass);
   if (s != source) out.emplace_back("eviction hints: evict_last in the first pass, evict_first in the last", s);
-  s = apply(source, none);
+  s = py::apply_edits(source, none);
   if (s != source) out.emplace_back("eviction hints removed", s);
   if (out.empty()) say(why, "eviction hints: every variant equals the kernel's own source");
   return out;
@@ -180,9 +180,8 @@ std::vector<std::pair<std::string, std::string>> loop_stages(const std::string& 
     if (!s->is("For")) continue;
     const Node* it = s->child("iter");
     if (!is_tl_call(it, "range") || it->list("args").size() != 3 || !it->list("keywords").empty()) continue;
-    bool loads = false;
-    walk(s, [&](const Node* n) { loads = loads || is_tl_call(n, "load"); });
-    if (loads) at.push_back(it->list("args").back()->end.offset);
+    if (py::any_node(s, [](const Node* n) { return is_tl_call(n, "load"); }))
+      at.push_back(it->list("args").back()->end.offset);
   }
   if (at.empty()) {
     say(why, "loop stages: no `tl.range` loop that loads");
@@ -193,7 +192,7 @@ std::vector<std::pair<std::string, std::string>> loop_stages(const std::string& 
     std::vector<Edit> edits;
     for (uint32_t p : at) edits.push_back({p, p, fmt::format(", num_stages={}", stages)});
     out.emplace_back(fmt::format("loop stages: {} reduction loop(s) pipelined over {} stages", at.size(), stages),
-                     apply(source, edits));
+                     py::apply_edits(source, edits));
   }
   return out;
 }

@@ -1,5 +1,6 @@
 #include "agents/coder/single_pass.h"
 
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <set>
@@ -11,12 +12,16 @@
 #include "agents/coder/softmax_folds.h"
 #include "agents/coder/source_edit.h"
 #include "artifact/pin_config.h"
+#include "artifact/pyparse/edit.h"
+#include "artifact/pyparse/visit.h"
 
 namespace kopt::agents::rewrites {
 
 namespace {
 
 using py::Node;
+using py::Edit;
+using py::walk;
 using namespace detail;
 
 // `for r0_offset in tl.range(0, r0_numel, R0_BLOCK):` (or plain range), Inductor's reduction loop.
@@ -62,8 +67,9 @@ std::optional<std::string> unroll_loops(const std::string& source, const std::ve
                                         std::string* why) {
   std::vector<std::string> lines = lines_of(source);
   for (const Node* loop : loops) {
-    bool nested = false;
-    for (const Node* b : loop->list("body")) walk(b, [&](const Node* n) { nested |= n->is("For") || n->is("While"); });
+    bool nested = std::any_of(loop->list("body").begin(), loop->list("body").end(), [](const Node* b) {
+      return py::any_node(b, [](const Node* n) { return n->is("For") || n->is("While"); });
+    });
     if (nested) {
       say(why, "single pass: a loop inside the row loop");
       return std::nullopt;
@@ -110,7 +116,7 @@ std::string versioned(const std::string& src, const Node* n, const Values& value
       edits.push_back({m->begin.offset - n->begin.offset, m->end.offset - n->begin.offset,
                        values.ref(std::string(m->ident("id")))});
   });
-  return detail::apply(text_of(src, n), edits);
+  return py::apply_edits(text_of(src, n), edits);
 }
 
 // A load's identity: pointer, mask and fill (positional or keyword); the eviction hint is not part of it.
@@ -168,10 +174,7 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
   // `rhs`: the canonical text of a pure expression; nullopt for a value not known to equal any
   // earlier one (a load, a call with effects, an augmented assignment).
   auto assign = [&](const Node* target, const std::optional<std::string>& rhs) {
-    std::vector<const Node*> names;
-    walk(target, [&](const Node* m) {
-      if (m->is("Name")) names.push_back(m);
-    });
+    std::vector<const Node*> names = py::find_all(target, [](const Node* m) { return m->is("Name"); });
     for (const Node* m : names) {
       std::string id(m->ident("id"));
       // Re-assigned to what it already holds: the same value, the same version.
@@ -204,15 +207,11 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
   // names), the `.to` conversion and float()/int() of a literal are known pure; any other
   // function's body is not ours to see.
   auto impure = [&](const Node* value) {
-    bool out = false;
-    walk(value, [&](const Node* m) {
-      if (!m->is("Call")) return;
+    return py::any_node(value, [](const Node* m) {
+      if (!m->is("Call")) return false;
       const Node* f = m->child("func");
-      if (f && f->is("Name") && (f->ident("id") == "float" || f->ident("id") == "int")) return;  // float("-inf")
-      if (!f || !f->is("Attribute")) {
-        out = true;
-        return;
-      }
+      if (f && f->is("Name") && (f->ident("id") == "float" || f->ident("id") == "int")) return false;  // float("-inf")
+      if (!f || !f->is("Attribute")) return true;
       std::string_view a = f->ident("attr");
       const Node* root = f->child("value");
       while (root && root->is("Attribute")) root = root->child("value");
@@ -222,9 +221,8 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
       bool effects = a == "load" || a == "store" || a.starts_with("atomic_") || a.starts_with("rand") ||
                      a == "inline_asm_elementwise" || a == "device_print" || a == "device_assert" ||
                      a == "debug_barrier" || a == "static_print";
-      out |= effects || !(module || a == "to");
+      return effects || !(module || a == "to");
     });
-    return out;
   };
   // `tl.load(...)` or `tl.load(...).to(dtype)` (Inductor converts a narrow load where it is made):
   // the load call, and the conversion's text as part of the value's identity.
@@ -302,7 +300,7 @@ std::optional<Reloads> remove_reloads(const std::string& src, const Node* entry,
     for (const Node* k : call->list("keywords"))
       if (k->ident("arg") == "eviction_policy")
         edits.push_back({k->child("value")->begin.offset, k->child("value")->end.offset, "'evict_first'"});
-  return Reloads{detail::apply(src, edits), removed, recomputed};
+  return Reloads{py::apply_edits(src, edits), removed, recomputed};
 }
 
 std::optional<int64_t> row_length(const Node* entry, const ir::Kernel* k, const std::vector<nlohmann::json>& launches) {
@@ -366,7 +364,7 @@ std::optional<SinglePass> rewrite(const std::string& source, const std::string& 
   const Node* first = ks3->entry->list("body").front();
   edits.push_back({first->begin.offset, first->begin.offset,
                    fmt::format("R0_ALL: tl.constexpr = {}\n{}", block, std::string(first->begin.col, ' '))});
-  std::string out = detail::apply(reloads->source, edits);
+  std::string out = py::apply_edits(reloads->source, edits);
   auto ks4 = parse(out, name, why);
   if (!ks4) return std::nullopt;
   SinglePass sp{out, block, reloads->removed, reloads->recomputed, fc.replaced, sr.inlined, {}};

@@ -1,6 +1,5 @@
 #include "agents/coder/softmax_folds.h"
 
-#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -9,10 +8,14 @@
 #include <fmt/format.h>
 
 #include "agents/coder/source_edit.h"
+#include "artifact/pyparse/edit.h"
+#include "artifact/pyparse/visit.h"
 
 namespace kopt::agents::rewrites {
 
 using py::Node;
+using py::Edit;
+using py::walk;
 using namespace detail;
 
 // Step 1b: in the straight-line body each row's online softmax combine runs once, on the fresh
@@ -55,7 +58,7 @@ FreshCombines fresh_combines(const std::string& src, const Node* entry) {
       if (m->is("Name")) last[std::string(m->ident("id"))] = target->is("Name") ? text_of(src, value) : std::string();
     });
   }
-  return {detail::apply(src, edits), static_cast<int>(edits.size())};
+  return {py::apply_edits(src, edits), static_cast<int>(edits.size())};
 }
 
 // Step 1c: an online softmax reduce whose row the output pass exponentiates again. The helper
@@ -137,7 +140,7 @@ SharedReduces share_reduce_exps(const std::string& src, const Node* entry, bool 
                                  fmt::arg("S", ts->ident("id")), fmt::arg("B", a[1]->ident("id")))});
     ++index;
   }
-  return {detail::apply(src, edits), index};
+  return {py::apply_edits(src, edits), index};
 }
 
 // Step 1d (the lean variants): a shared reduce's sum S, written by step 1c as
@@ -206,8 +209,8 @@ LeanSoftmax lean_softmax(const std::string& src, const Node* entry) {
         }
         continue;
       }
-      std::function<void(const Node*, const Node*)> uses = [&](const Node* n, const Node* parent) {
-        if (!sums_ok || !n) return;
+      py::visit(v, [&](const Node* n, const Node* parent) {
+        if (!sums_ok) return py::Step::Prune;
         if (n->is("Name")) {
           std::string id(n->ident("id"));
           if (maxes.count(id)) max_ok = false;
@@ -218,15 +221,9 @@ LeanSoftmax lean_softmax(const std::string& src, const Node* entry) {
             else divs.push_back({parent->begin.offset, parent->end.offset,
                                  fmt::format("({} * (1.0 / {}))", parent->child("left")->ident("id"), id)});
           }
-          return;
         }
-        for (const py::Field& fl : n->fields) {
-          if (fl.kind == py::Field::Kind::Child) uses(fl.child, n);
-          if (fl.kind == py::Field::Kind::List)
-            for (const Node* c : fl.list) uses(c, n);
-        }
-      };
-      uses(v, nullptr);
+        return py::Step::Descend;
+      });
       for (auto* set : {&sums, &exps, &maxes}) set->erase(t);  // reassigned to something else
     }
     if (!sums_ok || divs.empty()) continue;
@@ -244,7 +241,7 @@ LeanSoftmax lean_softmax(const std::string& src, const Node* entry) {
     edits.insert(edits.end(), divs.begin(), divs.end());
     ++folded;
   }
-  return {detail::apply(src, edits), folded};
+  return {py::apply_edits(src, edits), folded};
 }
 
 }  // namespace kopt::agents::rewrites

@@ -1,41 +1,15 @@
-// What the source rewrites share (rewrites.cpp, single_pass.cpp, softmax_folds.cpp): parsing a
-// kernel, walking its syntax tree, recognizing `tl.<fn>` calls, and splicing edits into the text by
-// byte offsets.
+// What the source rewrites share (rewrites.cpp, single_pass.cpp, softmax_folds.cpp, ...): parsing a
+// kernel and recognizing `tl.<fn>` calls and names in its syntax tree. Walking the tree and splicing
+// edits into the text are py::walk (artifact/pyparse/visit.h) and py::apply_edits (edit.h).
 #pragma once
 
-#include <algorithm>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "artifact/ir.h"
 
 namespace kopt::agents::rewrites::detail {
-
-// Replace [begin, end) by `text`; edits never overlap.
-struct Edit {
-  uint32_t begin, end;
-  std::string text;
-};
-
-inline std::string apply(const std::string& source, std::vector<Edit> edits) {
-  std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });
-  std::string out = source;
-  for (const Edit& e : edits) out.replace(e.begin, e.end - e.begin, e.text);
-  return out;
-}
-
-inline void walk(const py::Node* n, const std::function<void(const py::Node*)>& f) {
-  if (!n) return;
-  f(n);
-  for (const py::Field& fl : n->fields) {
-    if (fl.kind == py::Field::Kind::Child) walk(fl.child, f);
-    if (fl.kind == py::Field::Kind::List)
-      for (const py::Node* c : fl.list) walk(c, f);
-  }
-}
 
 inline bool is_name(const py::Node* n, std::string_view id) { return n && n->is("Name") && n->ident("id") == id; }
 

@@ -8,9 +8,12 @@
 #include "agents/coder/source_edit.h"
 #include "agents/coder/x_index.h"
 #include "artifact/pin_config.h"
+#include "artifact/pyparse/edit.h"
+#include "artifact/pyparse/visit.h"
 
 namespace kopt::agents::rewrites {
 
+using py::Edit;
 using namespace detail;
 
 namespace {
@@ -91,16 +94,15 @@ std::vector<Candidate> transposed_tile(const KernelProfile& k, std::string* why)
   // variable spanning exactly [na, na*nb) as a bare term of a load's or store's pointer, and one
   // over the first digit in it otherwise (scaled). A per-channel vector read along the second digit
   // alone (a norm's weight) is broadcast over the first: the output order serves it.
-  bool transposed = false;
-  walk(entry, [&](const py::Node* c) {
-    if (transposed || !(is_tl_call(c, "load") || is_tl_call(c, "store")) || c->list("args").empty()) return;
+  bool transposed = py::any_node(entry, [&](const py::Node* c) {
+    if (!(is_tl_call(c, "load") || is_tl_call(c, "store")) || c->list("args").empty()) return false;
     std::string ptr = text_of(source, c->list("args").front());
     bool along_b = false, strided_a = false;
     for (const Digit& d : digits) {
       if (d.lo == na && d.hi == na * nb && bare_term(ptr, d.name)) along_b = true;
       if (d.lo == 1 && count_words(ptr, d.name) && !bare_term(ptr, d.name)) strided_a = true;
     }
-    transposed = along_b && strided_a;
+    return along_b && strided_a;
   });
   if (!transposed)
     return no(fmt::format("no load or store runs along the digit of stride {} across the fastest one: the output "
@@ -153,7 +155,7 @@ std::vector<Candidate> transposed_tile(const KernelProfile& k, std::string* why)
     c.origin = "rewrite";
     c.description = fmt::format("transposed tile: {} of the digit of stride 1 by {} of the digit of stride {} per "
                                 "program @ {}", t.ta, t.tb, na, ir::describe_config(cfg));
-    c.source = ir::pin_config(apply(source, edits), k.kernel->name, cfg);
+    c.source = ir::pin_config(py::apply_edits(source, edits), k.kernel->name, cfg);
     c.config = cfg;  // not the kernel's config space: XBLOCK is the tile's size (own_config_space stays false)
     out.push_back(std::move(c));
   }

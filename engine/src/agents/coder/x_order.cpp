@@ -7,9 +7,11 @@
 
 #include "agents/coder/source_edit.h"
 #include "agents/coder/x_index.h"
+#include "artifact/pyparse/edit.h"
 
 namespace kopt::agents::rewrites {
 
+using py::Edit;
 using namespace detail;
 
 namespace {
@@ -76,7 +78,7 @@ std::vector<std::pair<std::string, std::string>> x_order(const std::string& sour
                                             permuted_index(stride, extent, order))}};
     if (mask_stmt) edits.push_back({mask_stmt->begin.offset, mask_stmt->end.offset, "xmask = xlin < xnumel"});
     out.emplace_back(fmt::format("x order: the digit of stride {} ({} values) fastest", stride[j], extent[j]),
-                     apply(source, edits));
+                     py::apply_edits(source, edits));
   }
   return out;
 }

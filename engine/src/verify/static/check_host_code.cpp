@@ -19,6 +19,7 @@
 #include <map>
 #include <set>
 
+#include "artifact/pyparse/visit.h"
 #include "verify/static/static_util.h"
 
 namespace kopt::verify {
@@ -95,7 +96,7 @@ struct HostCheck {
 
   // Inside a function body: no constructs that only make sense on the host.
   void in_function(const py::Node* body_stmt) {
-    walk(body_stmt, [&](const py::Node* n) {
+    py::walk(body_stmt, [&](const py::Node* n) {
       anywhere(n);
       if (kForbiddenNodes.count(n->type))
         p.add(n, fmt::format("`{}` is not allowed inside a kernel function", n->type));
@@ -104,18 +105,17 @@ struct HostCheck {
         p.add(n, "triton_heuristics is the host-side autotuner; use it only as the entry's decorator");
       if (q == "torch._inductor.runtime.triton_helpers.set_driver_to_gpu")
         p.add(n, "set_driver_to_gpu() belongs at module level, once");
-      return true;
     });
   }
 
   // Decorators, annotations, defaults, module-level constants: evaluated at import.
   void host_expression(const py::Node* e, std::string_view what) {
-    walk(e, [&](const py::Node* n) {
+    py::visit(e, [&](const py::Node* n, const py::Node*) {
       anywhere(n);
       if (!kLiteralNodes.count(n->type)) {
         p.add(n, fmt::format("{} runs at import and may hold only literals and metadata constructors, not `{}`",
                              what, n->type));
-        return false;
+        return py::Step::Prune;
       }
       if (n->is("Call")) {
         std::string q = qualified_name(n->child("func"), imports);
@@ -125,23 +125,23 @@ struct HostCheck {
                                "set(), triton.Config(...), tl.constexpr(...))",
                                what, q.empty() ? std::string(m.text(n->child("func"))) : q));
       }
-      return true;
+      return py::Step::Descend;
     });
   }
 
   void function(const py::Node* fn) {
     for (const py::Node* d : fn->list("decorator_list")) host_expression(d, "a decorator");
     if (const py::Node* a = fn->child("args")) {
-      walk(a, [&](const py::Node* n) {
+      py::visit(a, [&](const py::Node* n, const py::Node*) {
         if (n->is("arg")) {
           if (const py::Node* ann = n->child("annotation")) host_expression(ann, "an annotation");
-          return false;
+          return py::Step::Prune;
         }
         if (n != a) {
           host_expression(n, "a default value");
-          return false;
+          return py::Step::Prune;
         }
-        return true;
+        return py::Step::Descend;
       });
     }
     if (const py::Node* r = fn->child("returns")) host_expression(r, "a return annotation");
@@ -186,10 +186,7 @@ struct HostCheck {
                           "functions, triton_helpers.set_driver_to_gpu(), NAME = literal, "
                           "NAME: tl.constexpr = literal",
                           st->type));
-    walk(st, [&](const py::Node* n) {
-      anywhere(n);
-      return true;
-    });
+    py::walk(st, [&](const py::Node* n) { anywhere(n); });
   }
 };
 

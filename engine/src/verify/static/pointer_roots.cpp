@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "artifact/pyparse/visit.h"
+
 namespace kopt::verify {
 
 namespace {
@@ -88,7 +90,7 @@ void PointerRoots::collect(Fn& f) {
   };
   std::set<const py::Node*> called;  // func nodes of calls (visited before the func itself)
   for (const py::Node* st : f.def->list("body")) {
-    walk(st, [&](const py::Node* n) {
+    py::walk(st, [&](const py::Node* n) {
       if (n->is("Assign")) {
         for (const py::Node* t : n->list("targets")) bind(t, n->child("value"));
       } else if (n->is("AugAssign") || n->is("AnnAssign") || n->is("NamedExpr")) {
@@ -137,7 +139,6 @@ void PointerRoots::collect(Fn& f) {
         if (writer) hidden_.push_back(n);
         if (n->is("Name") && fns_.count(n->ident("id"))) helpers_as_values_.insert(std::string(n->ident("id")));
       }
-      return true;
     });
   }
   // Parameters are locals even when never assigned.
@@ -225,11 +226,7 @@ Roots PointerRoots::roots(const py::Node* function, const py::Node* e) const {
     for (const py::Node* k : e->list("keywords")) r.merge(roots(function, k->child("value")));
     return r;
   }
-  for (const py::Field& f : e->fields) {
-    if (f.kind == py::Field::Kind::Child) r.merge(roots(function, f.child));
-    else if (f.kind == py::Field::Kind::List)
-      for (const py::Node* c : f.list) r.merge(roots(function, c));
-  }
+  py::for_each_child(e, [&](const py::Node* c) { r.merge(roots(function, c)); });
   return r;
 }
 

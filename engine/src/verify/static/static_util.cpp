@@ -6,15 +6,6 @@
 
 namespace kopt::verify {
 
-void walk(const py::Node* n, const std::function<bool(const py::Node*)>& fn) {
-  if (!n || !fn(n)) return;
-  for (const py::Field& f : n->fields) {
-    if (f.kind == py::Field::Kind::Child) walk(f.child, fn);
-    else if (f.kind == py::Field::Kind::List)
-      for (const py::Node* c : f.list) walk(c, fn);
-  }
-}
-
 std::string at(const py::Node* n) {
   if (!n || n->begin.line == 0) return "line ?";
   return fmt::format("line {}:{}", n->begin.line, n->begin.col + 1);

@@ -1,4 +1,5 @@
-// Small tree helpers shared by the G1 checks (not checks themselves).
+// Small tree helpers shared by the G1 checks (not checks themselves); walking the tree is
+// artifact/pyparse/visit.h.
 #pragma once
 
 #include <functional>
@@ -11,9 +12,6 @@
 #include "verify/static/static_check.h"
 
 namespace kopt::verify {
-
-// Calls `fn` on `n` and every node below it (pre-order); `fn` returns false to skip a subtree.
-void walk(const py::Node* n, const std::function<bool(const py::Node*)>& fn);
 
 // "line L:C" for a node of the candidate (1-based column, as compilers print it).
 std::string at(const py::Node* n);
