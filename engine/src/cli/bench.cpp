@@ -22,12 +22,15 @@
 
 #include "bench/suite.h"
 #include "bench/table.h"
-#include "cli/bench_problem.h"
 #include "cli/commands.h"
-#include "util/split.h"
+#include "pipeline/bench_problem.h"
+#include "pipeline/capture.h"
+#include "pipeline/workers.h"
 #include "report/bench_report.h"
 #include "report/report.h"
+#include "results/db.h"
 #include "util/error.h"
+#include "util/split.h"
 #include "worker/memory.h"
 
 namespace kopt::cli {
@@ -38,7 +41,7 @@ using nlohmann::json;
 namespace {
 
 // What decides a problem's row: a run directory only ever holds rows made under these.
-json settings_of(const BenchOptions& o) {
+json settings_of(const pipeline::BenchOptions& o) {
   verify::CascadeOptions co;
   return {{"device", o.device}, {"budget_s", o.budget_s}, {"agents", o.agents}, {"mode", o.mode},
           {"reps", o.reps},     {"gamma", co.gamma},      {"seeds", co.seeds},   {"tolerances", co.tol.to_json()}};
@@ -114,25 +117,6 @@ void forget_problem(worker::Supervisor& sup, json& row, std::optional<int64_t> b
 
 }  // namespace
 
-json bench_object(const std::string& suite, const json& settings, const json& shards, size_t expected,
-                  std::vector<json> rows) {
-  std::stable_sort(rows.begin(), rows.end(), [](const json& a, const json& b) {
-    return std::make_pair(a.value("level", 0), a.value("problem", "")) <
-           std::make_pair(b.value("level", 0), b.value("problem", ""));
-  });
-  bool measured = settings.value("device", "cuda") != "cpu";
-  json gpu = nullptr, versions = json::object();
-  for (const json& r : rows) {
-    if (r.contains("gpu") && r["gpu"].is_string()) gpu = r["gpu"];
-    if (r.contains("versions") && r["versions"].is_object()) versions = r["versions"];
-  }
-  json levels = bench::summarize(rows);
-  return {{"format", "kernelopt-bench"}, {"format_version", 1},       {"suite", suite},
-          {"device", settings.value("device", "cuda")}, {"performance_measured", measured}, {"gpu", gpu},
-          {"versions", versions}, {"settings", settings}, {"shards", shards},
-          {"expected", expected}, {"levels", levels}, {"rows", rows}};
-}
-
 // The captures of the problems left, before the first job, --capture-jobs at a time. A capture is
 // torch.compile in a process of its own — about 20 s a problem on the H200, most of it compiling on
 // the CPU — and nothing is timed while they run (no worker has started). They are made with
@@ -140,15 +124,15 @@ json bench_object(const std::string& suite, const json& settings, const json& sh
 // itself, alone on its GPU, instead of reusing a choice timed beside other captures. A capture that
 // fails here leaves no bundle and its job captures again, alone (so a problem too large to capture
 // beside others still runs), and reports the failure if it fails again.
-void capture_ahead(const BenchOptions& o, const fs::path& out, const std::vector<bench::Problem>& problems,
+void capture_ahead(const pipeline::BenchOptions& o, const fs::path& out, const std::vector<bench::Problem>& problems,
                    const std::vector<std::optional<json>>& rows, const std::vector<std::string>& gpus) {
   if (o.capture_jobs <= 0) return;
   std::vector<size_t> todo;
   for (size_t i = 0; i < problems.size(); ++i) {
     const bench::Problem& p = problems[i];
     // CPU mode captures only kernel files (the interpreter runs them); a model needs Inductor on a GPU.
-    if (rows[i] || p.bundle || (o.device != "cuda" && !is_kernel_file(p.path))) continue;
-    if (!existing_capture(result_dir(out, p) / "bundle", p.path, o.mode)) todo.push_back(i);
+    if (rows[i] || p.bundle || (o.device != "cuda" && !pipeline::is_kernel_file(p.path))) continue;
+    if (!pipeline::existing_capture(pipeline::result_dir(out, p) / "bundle", p.path, o.mode)) todo.push_back(i);
   }
   if (todo.empty()) return;
   size_t jobs = std::min<size_t>(static_cast<size_t>(o.capture_jobs), todo.size());
@@ -159,16 +143,17 @@ void capture_ahead(const BenchOptions& o, const fs::path& out, const std::vector
   auto work = [&](size_t slot) {
     for (size_t n; (n = next++) < todo.size();) {
       const bench::Problem& p = problems[todo[n]];
-      CaptureOptions c;
-      c.problem = p.path, c.out = (result_dir(out, p) / "bundle").string(), c.mode = o.mode, c.device = o.device;
+      pipeline::CaptureOptions c;
+      c.problem = p.path, c.out = (pipeline::result_dir(out, p) / "bundle").string(), c.mode = o.mode;
+      c.device = o.device;
       c.gpu = o.device == "cuda" ? gpus[slot % gpus.size()] : "", c.timeout_s = o.timeout_s, c.force = true;
       c.autotune_cache = false;
       std::string error;
       auto s0 = std::chrono::steady_clock::now();
       int rc = 1;
       try {
-        fs::create_directories(result_dir(out, p));
-        rc = capture_and_wait(c, &error);
+        fs::create_directories(pipeline::result_dir(out, p));
+        rc = pipeline::capture_and_wait(c, &error);
       } catch (const std::exception& e) {
         error = e.what();
       }
@@ -187,7 +172,7 @@ void capture_ahead(const BenchOptions& o, const fs::path& out, const std::vector
                            todo.size(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
-int bench(const BenchOptions& o) {
+int bench(const pipeline::BenchOptions& o) {
   if (o.device != "cuda" && o.device != "cpu") throw UserError("--device " + o.device + ": use cuda or cpu");
   if (o.budget_s <= 0) throw UserError("--budget-per-problem must be a positive number of seconds");
   if (o.reps <= 0) throw UserError("--reps must be a positive number");
@@ -205,7 +190,7 @@ int bench(const BenchOptions& o) {
   std::string run_id = run["run_id"];
   run["suite"] = o.suite, run["expected"] = problems.size();  // what `bench merge` reads
   report::detail::write_file_atomic(out / "run.json", run.dump(2) + "\n");
-  std::string db_path = o.db.empty() ? report::ResultsDb::default_path() : o.db;
+  std::string db_path = o.db.empty() ? results::ResultsDb::default_path() : o.db;
   auto key = [&](const bench::Problem& p) { return run_id + "|" + p.id; };
 
   // Resume: every problem this run finished before is read back — from the database, or else from
@@ -221,7 +206,7 @@ int bench(const BenchOptions& o) {
   }
   size_t resumed = 0;
   {
-    report::ResultsDb db(db_path);
+    results::ResultsDb db(db_path);
     for (size_t i = 0; i < problems.size(); ++i) {
       std::optional<json> r = db.latest_record("bench", key(problems[i]));
       if (auto it = written.find(problems[i].id); !r && it != written.end()) r = it->second;
@@ -242,8 +227,8 @@ int bench(const BenchOptions& o) {
     std::vector<json> done;
     for (const auto& r : rows)
       if (r) done.push_back(*r);
-    report::write_bench_outputs(bench_object(o.suite, settings, json::array({shard.text()}), problems.size(), done),
-                                out);
+    json shards = json::array({shard.text()});
+    report::write_bench_outputs(pipeline::bench_object(o.suite, settings, shards, problems.size(), done), out);
   };
   auto started = std::chrono::steady_clock::now();
   std::atomic<size_t> next{0};
@@ -251,17 +236,17 @@ int bench(const BenchOptions& o) {
   auto work = [&](const std::string& gpu) {
     std::unique_ptr<worker::Supervisor> sup;
     try {
-      report::ResultsDb db(db_path);  // one connection per thread; SQLite serialises the writers
+      results::ResultsDb db(db_path);  // one connection per thread; SQLite serialises the writers
       for (size_t i; (i = next++) < problems.size();) {
         if (rows[i]) continue;
-        if (!sup) sup = start_workers(o.device, {gpu});
+        if (!sup) sup = pipeline::start_workers(o.device, {gpu});
         const bench::Problem& p = problems[i];
         std::cerr << fmt::format("[bench {}/{}] {}: running on {} (budget {} s)\n", i + 1, problems.size(), p.id,
                                  o.device == "cpu" ? "the CPU" : "GPU " + gpu, o.budget_s);
         json row;
         std::optional<int64_t> in_use_before;
         try {
-          row = run_problem({o, out}, p, *sup, db, gpu, &in_use_before);
+          row = pipeline::run_problem({o, out}, p, *sup, db, gpu, &in_use_before);
         } catch (const std::exception& e) {  // a bug shows in this problem's row; the run goes on
           row = {{"format", "kernelopt-bench-row"}, {"level", p.level}, {"problem", p.id}, {"name", p.name},
                  {"status", "error"}, {"failure", "internal"},
@@ -293,7 +278,7 @@ int bench(const BenchOptions& o) {
   write_outputs();
   std::vector<json> done;
   for (const auto& r : rows) done.push_back(*r);
-  json b = bench_object(o.suite, settings, json::array({shard.text()}), problems.size(), done);
+  json b = pipeline::bench_object(o.suite, settings, json::array({shard.text()}), problems.size(), done);
   std::string md = report::render_bench_markdown(b);
   std::cout << md.substr(md.find("## Table")) << "\n";
   std::cout << fmt::format("wrote {0}/report.md, {0}/report.html, {0}/results.jsonl\n", out.string());
