@@ -1,5 +1,5 @@
 // One function per subcommand; main.cpp only wires them into CLI11. The work itself lies below, in
-// pipeline/ (the main job, the bench's per-problem job, captures, workers) and the stages' own folders.
+// pipeline/ (the main job, the bench's run and per-problem job, captures, workers) and the stages' own folders.
 #pragma once
 
 #include <string>
@@ -40,7 +40,7 @@ struct CandidatesOptions {
 // without running any (tools/dump_candidates.py, docs/testing.md).
 int candidates(const CandidatesOptions& o);
 
-// The suite runner (docs/bench.md): pipeline/bench_problem.h runs each problem.
+// The suite runner (pipeline/bench_run.h), then its table printed (docs/bench.md).
 int bench(const pipeline::BenchOptions& o);
 
 struct BenchMergeOptions {

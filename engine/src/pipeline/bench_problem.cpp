@@ -170,7 +170,7 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
 
   // 1. The main job.
   OptimizeOptions oo;
-  // Captured ahead of the job (bench.cpp): the job starts from that bundle; otherwise it captures.
+  // Captured ahead of the job (bench_run.cpp): the job starts from that bundle; otherwise it captures.
   std::optional<double> ahead = p.bundle ? std::nullopt : existing_capture(result / "bundle", p.path, o.mode);
   oo.target = ahead ? (result / "bundle").string() : p.path, oo.out = result.string(), oo.device = o.device;
   oo.gpus = gpu, oo.agents = o.agents;

@@ -17,6 +17,7 @@
 
 namespace kopt::pipeline {
 
+// `kernelopt bench`'s options (docs/bench.md): the suite runner's (bench_run.h), and each problem's job's.
 struct BenchOptions {
   std::string suite, out, levels = "1,2,3", shard, gpus = "0", device = "cuda", db, agents = "builtin", mode = "default";
   double budget_s = 60;

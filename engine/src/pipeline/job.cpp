@@ -25,6 +25,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// Runs one stage and adds its name and seconds to the report's `stages`.
 template <class F>
 void stage(Job& job, const std::string& name, F&& body) {
   auto t = Clock::now();
