@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("kernelopt ") + KOPT_VERSION);
   app.require_subcommand(1);
 
-  kopt::cli::CaptureOptions cap;
+  kopt::pipeline::CaptureOptions cap;
   auto* c = app.add_subcommand("capture", "compile a problem with torch.compile and write an artifact bundle (GPU)");
   c->add_option("problem", cap.problem, "problem file (Model, get_inputs, get_init_inputs)")->required();
   c->add_option("--out,-o", cap.out, "bundle directory to write")->required();
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   v->add_flag("--json", ve.json, "one JSON object on stdout");
   v->add_flag("--quiet,-q", ve.quiet, "no progress lines on stderr");
 
-  kopt::cli::OptimizeOptions op;
+  kopt::pipeline::OptimizeOptions op;
   auto* z = app.add_subcommand("optimize", "the main job: profile, search, verify and re-stitch a model's Triton kernels");
   z->add_option("target", op.target, "problem .py file (captured first, on the GPU) or bundle directory")->required();
   z->add_option("--out,-o", op.out, "result directory (default: <name>.kernelopt)");
@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
   cd->add_option("--timeout", ca.timeout_s, "seconds one worker request may take")->default_val(600);
   cd->add_flag("--quiet,-q", ca.quiet, "no progress lines on stderr");
 
-  kopt::cli::BenchOptions be;
+  kopt::pipeline::BenchOptions be;
   auto* b = app.add_subcommand("bench", "run the main job on every problem of a suite and write the suite's table "
                                         "(docs/bench.md)");
   b->add_option("suite", be.suite, "suite directory holding level1/, level2/, level3/");

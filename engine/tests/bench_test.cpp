@@ -13,8 +13,8 @@
 
 #include "bench/suite.h"
 #include "bench/table.h"
-#include "cli/bench_problem.h"
 #include "cli/commands.h"
+#include "pipeline/bench_problem.h"
 #include "report/bench_report.h"
 #include "util/error.h"
 
@@ -78,7 +78,7 @@ TEST(BenchSuite, DiscoversProblemsAndBundlesInOrderAndShardsCoverThemOnce) {
 }
 
 TEST(BenchRow, FailureKindsFromReasons) {
-  using kopt::cli::failure_kind;
+  using kopt::pipeline::failure_kind;
   EXPECT_EQ(failure_kind("capturing level1/x.py failed: the capture did not finish within 600 s and was stopped "
                          "(raise --timeout)"),
             "timeout");
@@ -179,11 +179,11 @@ TEST(BenchRow, ModuleFloorTakesEachKernelsExcessOverItsFloor) {
                    {{"baseline_ms", 0.1}, {"floor_ms", 0.05}, {"calls_per_run", 2}},
                    {{"baseline_ms", 0.04}, {"floor_ms", 0.05}, {"calls_per_run", 1}},  // under its floor: no excess
                    {{"baseline_ms", nullptr}, {"floor_ms", 0.3}}}}};
-  auto f = kopt::cli::module_floor_ms(report, 1.0);
+  auto f = kopt::pipeline::module_floor_ms(report, 1.0);
   ASSERT_TRUE(f.has_value());
   EXPECT_NEAR(*f, 1.0 - 0.3 - 0.1, 1e-12);
-  EXPECT_FALSE(kopt::cli::module_floor_ms(report, 0.35).has_value());  // isolated excess beyond the module's time
-  EXPECT_FALSE(kopt::cli::module_floor_ms(json{{"kernels", json::array()}}, 1.0).has_value());
+  EXPECT_FALSE(kopt::pipeline::module_floor_ms(report, 0.35).has_value());  // isolated excess beyond the module's time
+  EXPECT_FALSE(kopt::pipeline::module_floor_ms(json{{"kernels", json::array()}}, 1.0).has_value());
 }
 
 TEST(BenchReport, MeasuredRunDrawsTheDistributionCpuRunClaimsNothing) {

@@ -14,6 +14,7 @@
 #include "agents/coder/templates/templates.h"
 #include "artifact/bundle.h"
 #include "profile/family.h"
+#include "results/record.h"
 #include "stitch/stitch.h"
 #include "verify/compiles.h"
 #include "verify/end_to_end.h"
@@ -60,7 +61,7 @@ verify::CascadeResult expect_g1_to_g3_pass(const ir::Bundle& b, const ir::Kernel
   o.timeout = std::chrono::seconds(300);
   o.seeds = seeds;
   verify::CascadeResult r = verify::run_cascade(sup, b, 0, k, source, o);
-  EXPECT_TRUE(r.accepted) << r.to_json().dump(2);
+  EXPECT_TRUE(r.accepted) << kopt::results::cascade_json(r).dump(2);
   EXPECT_GE(r.gates.size(), 3u);
   for (size_t g = 0; g < 3 && g < r.gates.size(); ++g) EXPECT_EQ(r.gates[g].status, "passed") << r.gates[g].gate;
   return r;
@@ -194,7 +195,7 @@ TEST(CascadeWorker, RoundingOnlyDifferencesPassG2OnConditionOfTheFloat64Rule) {
   o.timeout = 300s;
   o.seeds = 1;
   verify::CascadeResult r = verify::run_cascade(sup, *b, 0, k, off, o);
-  ASSERT_GE(r.gates.size(), 3u) << r.to_json().dump(2);
+  ASSERT_GE(r.gates.size(), 3u) << kopt::results::cascade_json(r).dump(2);
   EXPECT_EQ(r.gates[1].gate, "G2");
   EXPECT_EQ(r.gates[1].status, "passed") << r.gates[1].evidence.dump(2);
   EXPECT_TRUE(r.gates[1].evidence.value("needs_fp64", false));

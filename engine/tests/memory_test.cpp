@@ -3,7 +3,7 @@
 // know the op, a failed reply or fields of the wrong type give "not measured" and never an error.
 #include <gtest/gtest.h>
 
-#include "cli/bench_problem.h"
+#include "pipeline/bench_problem.h"
 #include "worker/memory.h"
 #include "worker/supervisor.h"
 
@@ -125,10 +125,10 @@ TEST(Memory, AnOomReplyIsAnOomFailureKeepingItsText) {
                 {"error", "out of memory in run_module: needs 12.0 GiB, 3.1 GiB free (budget 130.0 GiB); try a "
                           "smaller batch"},
                 {"oom", {{"stage", "run_module"}, {"needed_bytes", 12884901888LL}, {"free_bytes", nullptr}}}};
-  EXPECT_EQ(kopt::cli::failure_kind("the result did not run: a reason that names nothing", reply), "oom");
-  EXPECT_EQ(kopt::cli::failure_kind(reply["error"].get<std::string>()), "oom");
-  EXPECT_EQ(kopt::cli::failure_kind("x", json{{"failure", "crashed"}}), "crash");
-  EXPECT_EQ(kopt::cli::failure_kind("no reply within 10 ms", json{{"failure", "timeout"}}), "timeout");
-  EXPECT_EQ(kopt::cli::failure_kind("fails to import", json{{"failure", 3}}), "import");
-  EXPECT_EQ(kopt::cli::failure_kind("fails to import", json()), "import");
+  EXPECT_EQ(kopt::pipeline::failure_kind("the result did not run: a reason that names nothing", reply), "oom");
+  EXPECT_EQ(kopt::pipeline::failure_kind(reply["error"].get<std::string>()), "oom");
+  EXPECT_EQ(kopt::pipeline::failure_kind("x", json{{"failure", "crashed"}}), "crash");
+  EXPECT_EQ(kopt::pipeline::failure_kind("no reply within 10 ms", json{{"failure", "timeout"}}), "timeout");
+  EXPECT_EQ(kopt::pipeline::failure_kind("fails to import", json{{"failure", 3}}), "import");
+  EXPECT_EQ(kopt::pipeline::failure_kind("fails to import", json()), "import");
 }

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/optimize_report.h"
+#include "pipeline/optimize_report.h"
 #include "test_util.h"
 
 using namespace kopt;
@@ -58,12 +58,12 @@ TEST(ProfileAccess, TheReportSaysWhyAGatherStaysAboveItsFloor) {
   ir::Kernel gather = kernel("k", "(in_ptr0, in_ptr1, out_ptr0):\n    i = tl.load(in_ptr0)\n"
                                   "    tl.store(out_ptr0, tl.load(in_ptr1 + i))\n");
   p.kernel = &gather;
-  EXPECT_EQ(cli::above_floor_note(p, 0.15), "accepted at 1.50x its floor: it gathers through indices it loads, and the "
+  EXPECT_EQ(pipeline::above_floor_note(p, 0.15), "accepted at 1.50x its floor: it gathers through indices it loads, and the "
                                            "floor counts the gathered table once, which only a table that stays in L2 "
                                            "reaches");
   ir::Kernel plain = kernel("k", "(in_ptr0, out_ptr0):\n    tl.store(out_ptr0, tl.load(in_ptr0))\n");
   p.kernel = &plain;
-  EXPECT_EQ(cli::above_floor_note(p, 0.14),
+  EXPECT_EQ(pipeline::above_floor_note(p, 0.14),
             "accepted at 1.40x its floor: the built-in agents found no faster safe variant in the budget");
 }
 

@@ -13,7 +13,7 @@
 
 #include "agents/agent.h"
 #include "profile/family.h"
-#include "report/results_db.h"
+#include "results/db.h"
 #include "test_util.h"
 #include "worker/supervisor.h"
 
@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 struct TimedWorker {
   fs::path dir;
   std::unique_ptr<worker::Supervisor> sup;
-  std::unique_ptr<report::ResultsDb> db;
+  std::unique_ptr<results::ResultsDb> db;
 
   explicit TimedWorker(const std::string& name, double screen_sleep_s) {
     dir = fs::temp_directory_path() / ("kopt_search_test_" + name + "_" + std::to_string(::getpid()));
@@ -40,7 +40,7 @@ struct TimedWorker {
     o.env["FAKE_SCREEN_SLEEP"] = std::to_string(screen_sleep_s);
     o.slots = {"cpu"};
     sup = std::make_unique<worker::Supervisor>(o);
-    db = std::make_unique<report::ResultsDb>((dir / "results.db").string());
+    db = std::make_unique<results::ResultsDb>((dir / "results.db").string());
   }
   ~TimedWorker() {
     sup->shutdown();

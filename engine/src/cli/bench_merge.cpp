@@ -13,8 +13,8 @@
 
 #include <fmt/format.h>
 
-#include "cli/bench_problem.h"
 #include "cli/commands.h"
+#include "pipeline/bench_problem.h"
 #include "report/bench_report.h"
 #include "report/report.h"
 #include "util/error.h"
@@ -91,7 +91,7 @@ int bench_merge(const BenchMergeOptions& o) {
               {"shards", shards}, {"suite", suite}, {"expected", expected}};
   if (o.later_wins) run["rows_replaced"] = replaced;
   report::detail::write_file_atomic(out / "run.json", run.dump(2) + "\n");
-  json b = bench_object(suite, settings, shards, expected, rows);
+  json b = pipeline::bench_object(suite, settings, shards, expected, rows);
   report::write_bench_outputs(b, out);
   std::string md = report::render_bench_markdown(b);
   std::cout << md.substr(md.find("## Table")) << "\n";

@@ -1,5 +1,5 @@
 // `kernelopt candidates BUNDLE --out DIR`: what the built-in coder proposes for every Triton kernel of a
-// bundle, written to files and never run. The main job's own stages produce it (plan_bundle, then
+// bundle, written to files and never run. The main job's own stages produce it (pipeline::plan_bundle, then
 // search::propose), so two dumps that are byte-identical before and after a refactoring show that the
 // refactoring left the candidates alone (tools/dump_candidates.py, docs/testing.md).
 //
@@ -19,6 +19,7 @@
 #include "agents/agent.h"
 #include "artifact/bundle.h"
 #include "cli/commands.h"
+#include "pipeline/job.h"
 #include "search/search.h"
 #include "util/error.h"
 
@@ -63,11 +64,11 @@ int candidates(const CandidatesOptions& o) {
 
   // The built-in agents only: an LLM's proposals are not reproducible, so there is nothing to compare.
   agents::Agents agents = agents::make_agents("builtin");
-  OptimizeOptions oo;
+  pipeline::OptimizeOptions oo;
   oo.target = o.bundle, oo.device = o.device, oo.gpus = o.gpu, oo.quiet = o.quiet;
   oo.gate.timeout = oo.gate.load_timeout = std::chrono::seconds(o.timeout_s);
   if (!o.quiet) std::cerr << fmt::format("[kernelopt] recording the launches of {} ({} worker)\n", o.bundle, o.device);
-  PlannedBundle planned = plan_bundle(oo, agents);
+  pipeline::PlannedBundle planned = pipeline::plan_bundle(oo, agents);
 
   // A kernel's directory is its name, with the graph in front only where two graphs share that name.
   std::map<std::string, int> seen;

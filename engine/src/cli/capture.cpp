@@ -1,141 +1,25 @@
 // `kernelopt capture PROBLEM.py --out BUNDLE`: torch.compile must run inside
 // PyTorch, so the engine hands this to the worker's capture module, which owns
-// the exit code and its one-line errors.
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
+// the exit code and its one-line errors (pipeline/capture.h).
 #include <unistd.h>
 
-#include <algorithm>
-#include <chrono>
-#include <thread>
-
-#include <cerrno>
-#include <cstdio>
-
-#include <cstdlib>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "util/error.h"
-#include "util/gpu_env.h"
 
 namespace kopt::cli {
 
-std::string python_executable() {
-  const char* p = std::getenv("KERNELOPT_PYTHON");
-  return p && *p ? p : "python3";
-}
-
-namespace {
-
-std::vector<std::string> capture_argv(const CaptureOptions& o) {
-  std::vector<std::string> argv = {python_executable(), "-m", "kernelopt.worker.capture", o.problem, "--out", o.out,
-                                   "--mode", o.mode, "--seed", std::to_string(o.seed), "--device", o.device};
-  if (!o.dtype.empty()) argv.insert(argv.end(), {"--dtype", o.dtype});
-  if (o.force) argv.push_back("--force");
-  if (!o.autotune_cache) argv.push_back("--no-autotune-cache");
-  return argv;
-}
-
-}  // namespace
-
-int capture(const CaptureOptions& o) {
-  std::vector<std::string> argv = capture_argv(o);
+int capture(const pipeline::CaptureOptions& o) {
+  std::vector<std::string> argv = pipeline::capture_argv(o);
   std::vector<char*> cargv;
   for (auto& s : argv) cargv.push_back(s.data());
   cargv.push_back(nullptr);
   execvp(cargv[0], cargv.data());
   throw UserError(fmt::format("cannot run {}: set KERNELOPT_PYTHON to a Python with torch and kernelopt installed",
                               argv[0]));
-}
-
-}  // namespace kopt::cli
-
-namespace kopt::cli {
-
-int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
-  using Clock = std::chrono::steady_clock;
-  std::vector<std::string> argv = capture_argv(o);
-  std::vector<char*> cargv;
-  for (auto& s : argv) cargv.push_back(s.data());
-  cargv.push_back(nullptr);
-  const std::string device = o.gpu.empty() ? "" : visible_device(o.gpu);  // before fork: it may throw
-  int fds[2] = {-1, -1};
-  if (error_line && pipe(fds) != 0) throw UserError("cannot start the capture: pipe failed");
-  pid_t pid = fork();
-  if (pid < 0) throw UserError("cannot start the capture: fork failed");
-  if (pid == 0) {
-    setpgid(0, 0);  // a group of its own: a timeout ends the compile workers it started too
-    if (!device.empty()) setenv("CUDA_VISIBLE_DEVICES", device.c_str(), 1);
-    if (error_line) {
-      dup2(fds[1], 1), dup2(fds[1], 2);
-      close(fds[0]), close(fds[1]);
-    }
-    execvp(cargv[0], cargv.data());
-    _exit(127);
-  }
-  const bool bounded = o.timeout_s > 0;
-  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(bounded ? o.timeout_s : 0);
-  auto left_ms = [&]() -> int {
-    if (!bounded) return -1;
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    return ms > 0 ? static_cast<int>(std::min<int64_t>(ms, 1 << 30)) : 0;
-  };
-  bool timed_out = false;
-  if (error_line) {
-    // Echo the child's lines to stderr and keep its last one-line error for the caller's record.
-    close(fds[1]);
-    std::string pending;
-    char buf[4096];
-    for (;;) {
-      pollfd p{fds[0], POLLIN, 0};
-      int ready = poll(&p, 1, left_ms());
-      if (ready < 0 && errno == EINTR) continue;
-      if (ready == 0) {
-        timed_out = true;
-        break;
-      }
-      ssize_t n = ready < 0 ? -1 : read(fds[0], buf, sizeof buf);
-      if (n == 0) break;
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        break;
-      }
-      pending.append(buf, static_cast<size_t>(n));
-      for (size_t nl; (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1)) {
-        std::string line = pending.substr(0, nl);
-        std::fprintf(stderr, "%s\n", line.c_str());
-        if (auto at = line.find("error: "); at != std::string::npos) *error_line = line.substr(at + 7);
-      }
-    }
-    if (auto at = pending.find("error: "); at != std::string::npos) *error_line = pending.substr(at + 7);
-    close(fds[0]);
-  }
-  int status = 0;
-  for (;;) {
-    if (timed_out) kill(-pid, SIGKILL), kill(pid, SIGKILL);
-    pid_t w = waitpid(pid, &status, bounded && !timed_out ? WNOHANG : 0);
-    if (w == pid) break;
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (left_ms() == 0) timed_out = true;
-    else std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  if (timed_out) {
-    std::string why = fmt::format("the capture did not finish within {} s and was stopped (raise --timeout)", o.timeout_s);
-    if (error_line) *error_line = why;
-    else std::fprintf(stderr, "kernelopt: error: %s\n", why.c_str());
-    return 124;
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-    throw UserError(fmt::format("cannot run {}: set KERNELOPT_PYTHON to a Python with torch and kernelopt installed",
-                                argv[0]));
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace kopt::cli

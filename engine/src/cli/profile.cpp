@@ -10,7 +10,8 @@
 
 #include "artifact/bundle.h"
 #include "cli/commands.h"
-#include "report/results_db.h"
+#include "pipeline/workers.h"
+#include "results/db.h"
 #include "util/error.h"
 #include "worker/supervisor.h"
 
@@ -31,28 +32,28 @@ int profile(const ProfileOptions& o) {
     for (const auto& k : g->kernels) kind_of[k.name] = k.kind;
 
   progress(o.quiet, fmt::format("starting a worker ({})", o.device == "cpu" ? "cpu" : "GPU " + o.gpu));
-  std::unique_ptr<worker::Supervisor> owner = start_worker(o.device, o.gpu);
+  std::unique_ptr<worker::Supervisor> owner = pipeline::start_worker(o.device, o.gpu);
   worker::Supervisor& sup = *owner;
   nlohmann::json hello = sup.hellos().at(0);
   const auto timeout = std::chrono::seconds(o.timeout_s);
 
   nlohmann::json out = {{"bundle", o.bundle}, {"worker", hello}};
-  report::ResultsDb db(o.db.empty() ? report::ResultsDb::default_path() : o.db);
+  results::ResultsDb db(o.db.empty() ? results::ResultsDb::default_path() : o.db);
   if (o.device != "cpu") {
-    out["ceilings"] = gpu_ceilings(sup, db, timeout, [&](const std::string& w) { progress(o.quiet, w); });
+    out["ceilings"] = pipeline::gpu_ceilings(sup, db, timeout, [&](const std::string& w) { progress(o.quiet, w); });
   }
   progress(o.quiet, "running the baseline module against the eager model");
-  nlohmann::json base = must(sup.call({{"op", "run_baseline"}, {"bundle", o.bundle}}, timeout), "the baseline run");
+  nlohmann::json base = pipeline::must(sup.call({{"op", "run_baseline"}, {"bundle", o.bundle}}, timeout), "the baseline run");
   out["baseline"] = {{"match", base["match"]}, {"comparison", base["comparison"]}, {"launches", base["launches"]}};
   if (!base["match"].get<bool>()) {
     // Vendor kernels may pick other algorithms (TF32 convolutions, split-K GEMMs) than eager did:
     // the float64 model says whether the baseline is still as accurate as its precision allows.
     progress(o.quiet, "baseline differs from eager; comparing it with the model in float64");
-    nlohmann::json fp64 = must(sup.call({{"op", "run_fp64"}, {"bundle", o.bundle}}, timeout), "the float64 run");
+    nlohmann::json fp64 = pipeline::must(sup.call({{"op", "run_fp64"}, {"bundle", o.bundle}}, timeout), "the float64 run");
     out["baseline"]["vs_fp64"] = fp64["baseline_vs_fp64"];
   }
   progress(o.quiet, "profiling the module");
-  nlohmann::json prof = must(sup.call({{"op", "profile"}, {"bundle", o.bundle}, {"reps", o.reps}}, timeout), "profiling");
+  nlohmann::json prof = pipeline::must(sup.call({{"op", "profile"}, {"bundle", o.bundle}, {"reps", o.reps}}, timeout), "profiling");
   prof.erase("id"), prof.erase("ok");
   out["profile"] = prof;
   db.add_record("profile", o.bundle, out);

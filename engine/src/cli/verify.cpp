@@ -10,7 +10,9 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "report/results_db.h"
+#include "pipeline/workers.h"
+#include "results/db.h"
+#include "results/record.h"
 #include "stitch/stitch.h"
 #include "util/error.h"
 #include "verify/cascade.h"
@@ -87,7 +89,7 @@ int verify(const VerifyOptions& o) {
   const std::string candidate = ss.str();
 
   if (!o.quiet) std::cerr << "[kernelopt] starting a worker and running the cascade\n";
-  std::unique_ptr<worker::Supervisor> sup = start_worker(o.device, o.gpu);
+  std::unique_ptr<worker::Supervisor> sup = pipeline::start_worker(o.device, o.gpu);
   verify::CascadeOptions co = o.gate;
   // The baseline's settled configs, so G3 and the end-to-end gate change only the candidate (stitch.h).
   json launches = sup->call({{"op", "record_launches"}, {"bundle", o.bundle}}, co.load_timeout);
@@ -105,11 +107,11 @@ int verify(const VerifyOptions& o) {
     r.accepted = e2e == "passed" || e2e == "not_measured";
     r.performance_measured = r.performance_measured && e2e == "passed";
   }
-  json j = r.to_json();
+  json j = results::cascade_json(r);
   j["bundle"] = o.bundle;
   j["candidate"] = o.candidate;
   j["device"] = o.device;
-  report::ResultsDb db(o.db.empty() ? report::ResultsDb::default_path() : o.db);
+  results::ResultsDb db(o.db.empty() ? results::ResultsDb::default_path() : o.db);
   db.add_record("cascade", fmt::format("{}:{}:{}", o.bundle, kernel->name, r.candidate_hash), j);
   if (o.json) {
     std::cout << j.dump(2) << "\n";

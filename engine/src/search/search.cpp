@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "results/key.h"
+#include "results/record.h"
 #include "verify/outputs.h"
 
 namespace kopt::search {
@@ -12,28 +14,6 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-// The launch shapes a kernel ran with: part of every cache key (same source, other shapes, other result).
-std::string shape_key(const agents::KernelProfile& k) {
-  json shapes = json::array();
-  for (const json& l : k.launches) shapes.push_back(l.value("args", json::array()));
-  return verify::source_hash(shapes.dump());
-}
-
-std::string cache_key(const SearchOptions& o, const agents::KernelProfile& k, const std::string& cand_hash) {
-  return fmt::format("{}|{}|{}|{}", o.cache_prefix, verify::source_hash(k.kernel->source), shape_key(k), cand_hash);
-}
-
-verify::CascadeResult result_from_json(const json& j) {
-  verify::CascadeResult r;
-  r.accepted = j.value("accepted", false);
-  r.performance_measured = j.value("performance_measured", false);
-  r.kernel = j.value("kernel", "");
-  r.candidate_hash = j.value("candidate_hash", "");
-  for (const json& g : j.value("gates", json::array()))
-    r.gates.push_back({g.value("gate", ""), g.value("status", ""), g.value("evidence", json::object())});
-  return r;
-}
 
 std::optional<double> g4_speedup(const verify::CascadeResult& r) {
   for (const auto& g : r.gates)
@@ -115,6 +95,10 @@ class KernelSearch {
  private:
   void say(const std::string& what) { progress_(fmt::format("{}: {}", out_.profile.kernel->name, what)); }
   bool out_of_time() const { return Clock::now() >= o_.deadline; }
+  // The key of this kernel's records for one candidate (results/key.h).
+  std::string cache_key(const std::string& cand_hash) const {
+    return results::cache_key(o_.cache_prefix, out_.profile.kernel->source, out_.profile.launches, cand_hash);
+  }
   bool near_floor() const {
     const auto& k = out_.profile;
     if (!k.time_ms || !k.floor_ms || !out_.speedup) return false;
@@ -136,7 +120,7 @@ class KernelSearch {
     std::vector<size_t> todo;
     for (size_t i : idx) {
       std::lock_guard lock(cache_.mu);
-      if (auto hit = cache_.db.latest_record("screen", cache_key(o_, out_.profile, out_.candidates[i].hash))) {
+      if (auto hit = cache_.db.latest_record("screen", cache_key(out_.candidates[i].hash))) {
         out_.candidates[i].cached = true;
         if (hit->contains("ratio")) out_.candidates[i].screen_ratio = (*hit)["ratio"].get<double>();
         else out_.candidates[i].screen_error = hit->value("error", "");
@@ -193,14 +177,14 @@ class KernelSearch {
       if (c.value("ok", false)) rec.screen_ratio = c["median_ms"].get<double>() / base, stored["ratio"] = *rec.screen_ratio;
       else rec.screen_error = c.value("error", "?"), stored["error"] = rec.screen_error;
       std::lock_guard lock(cache_.mu);
-      cache_.db.add_record("screen", cache_key(o_, out_.profile, rec.hash), stored);
+      cache_.db.add_record("screen", cache_key(rec.hash), stored);
     }
   }
 
   // The full cascade on one candidate (or its cached result). Returns whether it was accepted.
   bool verify(size_t i) {
     CandidateRecord& rec = out_.candidates[i];
-    std::string key = cache_key(o_, out_.profile, rec.hash);
+    std::string key = cache_key(rec.hash);
     std::optional<json> hit;
     double cascade_s = 0;
     {
@@ -208,14 +192,14 @@ class KernelSearch {
       hit = cache_.db.latest_record("cascade", key);
     }
     if (hit) {
-      rec.result = result_from_json(*hit);
+      rec.result = results::cascade_from_json(*hit);
       rec.cached = true;
     } else {
       auto t0 = Clock::now();
       rec.result = verify::run_cascade(sup_, b_, graph_, *out_.profile.kernel, rec.candidate.source, o_.cascade);
       cascade_s = std::chrono::duration<double>(Clock::now() - t0).count();
       std::lock_guard lock(cache_.mu);
-      cache_.db.add_record("cascade", key, rec.result->to_json());
+      cache_.db.add_record("cascade", key, results::cascade_json(*rec.result));
     }
     rec.outcome = rec.result->accepted ? "accepted" : "rejected";
     std::string at = rec.result->gates.empty() ? "" : rec.result->gates.back().gate;

@@ -17,7 +17,7 @@
 
 #include "agents/agent.h"
 #include "profile/roofline.h"
-#include "report/results_db.h"
+#include "results/db.h"
 #include "verify/cascade.h"
 #include "worker/supervisor.h"
 
@@ -66,7 +66,7 @@ std::optional<size_t> least_saving_accepted(const std::vector<KernelOutcome>& ou
 
 // Serialises database access from the search threads.
 struct Cache {
-  report::ResultsDb& db;
+  results::ResultsDb& db;
   std::mutex mu;
 };
 

@@ -26,16 +26,6 @@ json Tolerances::to_json() const {
   return {{"float32", fp32}, {"float64", fp32}, {"float16", half}, {"bfloat16", half}};
 }
 
-json CascadeResult::to_json() const {
-  json gs = json::array();
-  for (const GateRecord& g : gates) gs.push_back({{"gate", g.gate}, {"status", g.status}, {"evidence", g.evidence}});
-  return {{"kernel", kernel},
-          {"candidate_hash", candidate_hash},
-          {"accepted", accepted},
-          {"performance_measured", performance_measured},
-          {"gates", gs}};
-}
-
 namespace {
 
 json findings_json(const std::vector<Finding>& fs) {

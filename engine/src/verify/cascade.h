@@ -79,8 +79,7 @@ struct CascadeResult {
   bool accepted = false;
   bool performance_measured = false;  // G4 ran on a GPU (CPU mode never claims speed)
   std::string kernel, candidate_hash;
-  std::vector<GateRecord> gates;
-  nlohmann::json to_json() const;
+  std::vector<GateRecord> gates;  // as JSON: results/record.h
 };
 
 // G1 (static checks, then `compiles` in the worker) through G4, in order; the first failure stops.

@@ -1,4 +1,4 @@
-#include "report/results_db.h"
+#include "results/db.h"
 
 #include <sqlite3.h>
 
@@ -10,7 +10,7 @@
 
 #include "util/error.h"
 
-namespace kopt::report {
+namespace kopt::results {
 
 namespace {
 
@@ -127,4 +127,4 @@ size_t ResultsDb::count_records(const std::string& kind) {
   return static_cast<size_t>(s.integer(0));
 }
 
-}  // namespace kopt::report
+}  // namespace kopt::results

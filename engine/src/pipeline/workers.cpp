@@ -1,14 +1,22 @@
 // Starting the worker a command talks to, and the replies every command needs: one slot (the GPU index, or the CPU),
 // shutdown on SIGINT/SIGTERM, and start-up failures turned into one line that
 // names the fix.
+#include "pipeline/workers.h"
+
+#include <cstdlib>
+
 #include <fmt/format.h>
 
-#include "cli/commands.h"
 #include "util/error.h"
 
-namespace kopt::cli {
+namespace kopt::pipeline {
 
 using json_t = nlohmann::json;
+
+std::string python_executable() {
+  const char* p = std::getenv("KERNELOPT_PYTHON");
+  return p && *p ? p : "python3";
+}
 
 std::unique_ptr<worker::Supervisor> start_worker(const std::string& device, const std::string& gpu) {
   return start_workers(device, {gpu});
@@ -40,7 +48,7 @@ json_t must(const json_t& reply, const std::string& what) {
   throw UserError(fmt::format("{} failed: {}", what, why));
 }
 
-json_t gpu_ceilings(worker::Supervisor& sup, report::ResultsDb& db, std::chrono::seconds timeout,
+json_t gpu_ceilings(worker::Supervisor& sup, results::ResultsDb& db, std::chrono::seconds timeout,
                     const std::function<void(const std::string&)>& say) {
   const json_t hello = sup.hellos().at(0);
   std::string gpu = hello["gpu"].value("name", "?"), torch = hello["versions"].value("torch", "?"),
@@ -53,4 +61,4 @@ json_t gpu_ceilings(worker::Supervisor& sup, report::ResultsDb& db, std::chrono:
   return c;
 }
 
-}  // namespace kopt::cli
+}  // namespace kopt::pipeline

@@ -1,8 +1,8 @@
-#include "cli/llm_report.h"
+#include "pipeline/llm_report.h"
 
 #include <map>
 
-namespace kopt::cli {
+namespace kopt::pipeline {
 
 using nlohmann::json;
 
@@ -78,4 +78,4 @@ json llm_summary(const llm::Session& s, const std::vector<search::KernelOutcome>
           {"transcripts", transcript_file}};
 }
 
-}  // namespace kopt::cli
+}  // namespace kopt::pipeline

@@ -11,9 +11,9 @@
 #include "llm/session.h"
 #include "search/search.h"
 
-namespace kopt::cli {
+namespace kopt::pipeline {
 
 nlohmann::json llm_summary(const llm::Session& s, const std::vector<search::KernelOutcome>& outcomes,
                            const std::string& transcript_file);
 
-}  // namespace kopt::cli
+}  // namespace kopt::pipeline

@@ -10,7 +10,7 @@
 
 struct sqlite3;
 
-namespace kopt::report {
+namespace kopt::results {
 
 class ResultsDb {
  public:
@@ -40,4 +40,4 @@ class ResultsDb {
   std::string path_;
 };
 
-}  // namespace kopt::report
+}  // namespace kopt::results

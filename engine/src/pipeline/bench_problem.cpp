@@ -1,4 +1,4 @@
-#include "cli/bench_problem.h"
+#include "pipeline/bench_problem.h"
 
 #include <algorithm>
 #include <chrono>
@@ -9,11 +9,12 @@
 
 #include "artifact/pyparse/ast.h"
 #include "bench/table.h"
+#include "pipeline/job.h"
 #include "util/error.h"
 #include "verify/rules.h"
 #include "worker/memory.h"
 
-namespace kopt::cli {
+namespace kopt::pipeline {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -130,7 +131,7 @@ std::optional<double> module_floor_ms(const json& report, double compiled_ms) {
   return compiled_ms - excess;
 }
 
-json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervisor& sup, report::ResultsDb& db,
+json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervisor& sup, results::ResultsDb& db,
                  const std::string& gpu, std::optional<int64_t>* in_use_before) {
   const BenchOptions& o = c.options;
   auto t0 = std::chrono::steady_clock::now();
@@ -169,7 +170,7 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
 
   // 1. The main job.
   OptimizeOptions oo;
-  // Captured ahead of the job (bench.cpp): the job starts from that bundle; otherwise it captures.
+  // Captured ahead of the job (bench_run.cpp): the job starts from that bundle; otherwise it captures.
   std::optional<double> ahead = p.bundle ? std::nullopt : existing_capture(result / "bundle", p.path, o.mode);
   oo.target = ahead ? (result / "bundle").string() : p.path, oo.out = result.string(), oo.device = o.device;
   oo.gpus = gpu, oo.agents = o.agents;
@@ -278,4 +279,23 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
   return finish(row);
 }
 
-}  // namespace kopt::cli
+json bench_object(const std::string& suite, const json& settings, const json& shards, size_t expected,
+                  std::vector<json> rows) {
+  std::stable_sort(rows.begin(), rows.end(), [](const json& a, const json& b) {
+    return std::make_pair(a.value("level", 0), a.value("problem", "")) <
+           std::make_pair(b.value("level", 0), b.value("problem", ""));
+  });
+  bool measured = settings.value("device", "cuda") != "cpu";
+  json gpu = nullptr, versions = json::object();
+  for (const json& r : rows) {
+    if (r.contains("gpu") && r["gpu"].is_string()) gpu = r["gpu"];
+    if (r.contains("versions") && r["versions"].is_object()) versions = r["versions"];
+  }
+  json levels = bench::summarize(rows);
+  return {{"format", "kernelopt-bench"}, {"format_version", 1},       {"suite", suite},
+          {"device", settings.value("device", "cuda")}, {"performance_measured", measured}, {"gpu", gpu},
+          {"versions", versions}, {"settings", settings}, {"shards", shards},
+          {"expected", expected}, {"levels", levels}, {"rows", rows}};
+}
+
+}  // namespace kopt::pipeline

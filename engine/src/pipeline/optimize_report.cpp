@@ -1,12 +1,11 @@
-#include "cli/optimize_report.h"
+#include "pipeline/optimize_report.h"
 
 #include <fmt/format.h>
 
 #include "profile/access.h"
-#include "report/report.h"
 #include "worker/memory.h"
 
-namespace kopt::cli {
+namespace kopt::pipeline {
 
 using nlohmann::json;
 
@@ -151,31 +150,4 @@ json build_report(const ReportInputs& in) {
                        {"rejected_at", rejected_at}}}};
 }
 
-void print_summary(const json& r) {
-  const json& m = r["module"];
-  bool measured = r.value("performance_measured", false);
-  fmt::print("kernelopt optimize {} -> {}\n", r.value("bundle", ""), r.value("out_dir", ""));
-  for (const json& k : r["kernels"]) {
-    std::string status = k.value("accepted", false) ? "accepted " + k.value("chosen", std::string()) : "fallback";
-    std::string speed = measured && k["speedup"].is_number() ? fmt::format(" {:.3f}x", k["speedup"].get<double>()) : "";
-    fmt::print("  {:<60} {:<14} {}{}{}\n", k.value("name", "").substr(0, 60), k.value("family", ""), status, speed,
-               k.value("note", "").empty() ? "" : " — " + k.value("note", ""));
-  }
-  if (measured && m["speedup"].is_number())
-    fmt::print("module: {:.4f} ms -> {:.4f} ms ({:.3f}x)\n", m.value("baseline_ms", 0.0), m.value("optimized_ms", 0.0),
-               m["speedup"].get<double>());
-  else if (!measured)
-    fmt::print("performance not measured (CPU mode): kernels replaced were verified for correctness only\n");
-  if (std::string mem = report::detail::memory_line(r); !mem.empty()) fmt::print("{}\n", mem);
-  if (!r.value("note", "").empty()) fmt::print("{}\n", r.value("note", ""));
-  if (r.contains("llm") && r["llm"].is_object()) {
-    const json& l = r["llm"];
-    fmt::print("LLM agents: {} exchange(s), {} tokens, cost {:.4f}, {} kernel(s) won{}; transcripts in {}/{}\n",
-               l.value("exchanges", 0), l.value("input_tokens", 0) + l.value("output_tokens", 0), l.value("cost", 0.0),
-               l.value("kernels_won", 0), l["budget"].value("spent", false) ? " (budget spent)" : "",
-               r.value("out_dir", ""), l.value("transcripts", ""));
-  }
-  fmt::print("wrote {0}/report.md, {0}/report.html, {0}/report.json\n", r.value("out_dir", ""));
-}
-
-}  // namespace kopt::cli
+}  // namespace kopt::pipeline

@@ -12,11 +12,19 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/suite.h"
-#include "cli/commands.h"
-#include "report/results_db.h"
+#include "results/db.h"
 #include "worker/supervisor.h"
 
-namespace kopt::cli {
+namespace kopt::pipeline {
+
+// `kernelopt bench`'s options (docs/bench.md): the suite runner's (bench_run.h), and each problem's job's.
+struct BenchOptions {
+  std::string suite, out, levels = "1,2,3", shard, gpus = "0", device = "cuda", db, agents = "builtin", mode = "default";
+  double budget_s = 60;
+  int timeout_s = 600, reps = 30;
+  int capture_jobs = 4;  // problems captured ahead, this many at a time (0: each job captures its own)
+  bool fresh = false, verbose = false;
+};
 
 struct BenchContext {
   const BenchOptions& options;
@@ -37,7 +45,7 @@ std::optional<double> existing_capture(const std::filesystem::path& bundle, cons
 // `in_use_before`: the worker's device memory in use when the problem started, when it says
 // (the suite runner compares it with what is left after forget_bundles).
 nlohmann::json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervisor& sup,
-                           report::ResultsDb& db, const std::string& gpu,
+                           results::ResultsDb& db, const std::string& gpu,
                            std::optional<int64_t>* in_use_before = nullptr);
 
 // The object the bench reports render (report/bench_report.h): rows sorted by level and id, the
@@ -57,4 +65,4 @@ std::string failure_kind(const std::string& message);
 // crashed), else from `message`.
 std::string failure_kind(const std::string& message, const nlohmann::json& reply);
 
-}  // namespace kopt::cli
+}  // namespace kopt::pipeline

@@ -1,5 +1,5 @@
 // The report object of `kernelopt optimize` (docs/report.md) built from what the
-// job's stages found, and the short summary printed at the end.
+// job's stages found.
 #pragma once
 
 #include <filesystem>
@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "artifact/bundle.h"
-#include "cli/commands.h"
+#include "pipeline/job.h"
 #include "search/search.h"
 #include "verify/cascade.h"
 
-namespace kopt::cli {
+namespace kopt::pipeline {
 
 struct ReportInputs {
   const OptimizeOptions& options;
@@ -39,6 +39,5 @@ nlohmann::json build_report(const ReportInputs& in);
 // The note of an accepted kernel still above 1.3x its floor (`optimized_ms` against p.floor_ms): why,
 // where the profile knows (a gather the floor counts once), else that no faster safe variant was found.
 std::string above_floor_note(const agents::KernelProfile& p, double optimized_ms);
-void print_summary(const nlohmann::json& report);
 
-}  // namespace kopt::cli
+}  // namespace kopt::pipeline

@@ -1,0 +1,28 @@
+// Capturing a problem into a bundle: torch.compile must run inside PyTorch, so the engine hands this to
+// the worker's capture module (kernelopt.worker.capture), which owns the exit code and its one-line errors.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kopt::pipeline {
+
+struct CaptureOptions {
+  std::string problem, out, mode, device, dtype;
+  std::string gpu;  // CUDA_VISIBLE_DEVICES for the capture process; empty: inherited
+  int seed = 0;
+  int timeout_s = 0;  // capture_and_wait: stop the capture (its whole process group) after this; 0: no limit
+  bool force = false;
+  bool autotune_cache = true;  // false: --no-autotune-cache (the module's loader times launch configs itself)
+};
+
+// The capture's command line (`kernelopt capture` runs it in place of itself).
+std::vector<std::string> capture_argv(const CaptureOptions& o);
+// Runs it as a child and returns its exit code. With `error_line`, the child's output goes to
+// this process's stderr (stdout stays free) and its last "error:" line is kept there.
+int capture_and_wait(const CaptureOptions& o, std::string* error_line = nullptr);
+// A Triton or Helion kernel file (no top-level Model, as worker/kernel_files.py's input_kind decides,
+// docs/inputs.md): captured by running its own kernels, which the interpreter can do in CPU mode.
+bool is_kernel_file(const std::string& path);
+
+}  // namespace kopt::pipeline

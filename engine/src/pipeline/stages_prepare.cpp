@@ -1,0 +1,135 @@
+// The main job's stages from load to plan (pipeline/stages.h): the bundle (captured first when given a
+// problem), the workers, the GPU's ceilings, the baseline checked against eager, the kernels' launches,
+// the profile, and the profiler's ranking of the kernels.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "pipeline/capture.h"
+#include "pipeline/stages.h"
+#include "pipeline/workers.h"
+#include "profile/family.h"
+#include "util/error.h"
+#include "util/split.h"
+#include "worker/memory.h"
+
+namespace kopt::pipeline {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+void load(Job& job) {
+  const OptimizeOptions& o = job.o;
+  fs::path target(o.target);
+  if (ir::is_bundle_dir(o.target)) {
+    job.bundle_dir = o.target;
+  } else if (fs::is_regular_file(target) && target.extension() == ".py") {
+    // A kernel file is captured by running its own kernels, which the interpreter can do in CPU mode;
+    // an nn.Module needs Inductor on a GPU.
+    bool kernel_file = is_kernel_file(o.target);
+    if (!job.gpu() && !kernel_file)
+      throw UserError(fmt::format("{}: a problem file is captured with torch.compile on a GPU; in CPU mode pass a "
+                                  "bundle captured on a GPU (kernelopt capture on a GPU machine)",
+                                  o.target));
+    fs::path dir = job.out / "bundle";
+    job.say(fmt::format("capturing {} {} into {}", o.target, kernel_file ? "(a kernel file)" : "with torch.compile",
+                        dir.string()));
+    CaptureOptions c;
+    c.problem = o.target, c.out = dir.string(), c.mode = o.mode, c.device = job.gpu() ? "cuda" : "cpu",
+    c.dtype = o.dtype, c.force = true, c.timeout_s = static_cast<int>(o.gate.timeout.count());
+    std::vector<std::string> gpus = split_list(o.gpus);
+    c.gpu = !job.gpu() || gpus.empty() ? "" : gpus.front();
+    std::string error_line;
+    if (int rc = capture_and_wait(c, &error_line); rc != 0)
+      throw UserError(error_line.empty() ? fmt::format("capturing {} failed (exit {})", o.target, rc)
+                                         : fmt::format("capturing {} failed: {}", o.target, error_line));
+    job.bundle_dir = dir.string();
+  } else if (!fs::exists(target)) {
+    throw UserError(fmt::format("{}: no such file or directory; pass a problem .py file or a bundle directory", o.target));
+  } else {
+    throw UserError(fmt::format("{}: neither a bundle directory (with meta.json) nor a problem .py file", o.target));
+  }
+  job.bundle = ir::load_bundle(job.bundle_dir);
+}
+
+void start(Job& job, worker::Supervisor* pool) {
+  if (pool) {
+    job.sup = pool;
+    job.hello = pool->hellos().at(0);
+    return;
+  }
+  std::vector<std::string> gpus = split_list(job.o.gpus);
+  if (gpus.empty()) throw UserError("--gpus: give at least one GPU index, e.g. --gpus 0 or --gpus 0,1");
+  job.say(job.gpu() ? fmt::format("starting {} worker(s) on GPU {}", gpus.size(), job.o.gpus)
+                    : "starting a CPU worker (Triton interpreter; no performance is measured)");
+  job.owned = start_workers(job.o.device, gpus);
+  job.sup = job.owned.get();
+  job.hello = job.sup->hellos().at(0);
+}
+
+void ceilings(Job& job, results::ResultsDb& db) {
+  if (!job.gpu()) return;
+  job.ceilings = gpu_ceilings(*job.sup, db, job.timeout(), [&](const std::string& w) { job.say(w); });
+}
+
+void baseline(Job& job) {
+  // The job's peak device memory counts from here: the ceilings' 2 GiB copy before it is not the model's.
+  worker::read_memory(*job.sup, true);
+  job.say("running the baseline module against the eager model");
+  job.baseline = must(job.sup->call({{"op", "run_baseline"}, {"bundle", job.bundle_dir}}, job.timeout()),
+                      "the baseline run");
+  if (const json& sec = job.baseline.value("seconds", json()); sec.is_object()) {
+    // Where the baseline's time went (the worker's split): loading the bundle, the three model runs.
+    std::vector<std::string> parts;
+    for (const auto& [name, v] : sec.items())
+      if (v.is_number()) parts.push_back(fmt::format("{} {:.1f} s", name, v.get<double>()));
+    job.say(fmt::format("baseline: {}", fmt::join(parts, ", ")));
+  }
+  if (!job.baseline["match"].get<bool>()) {
+    // Vendor kernels may differ from eager (TF32 convolutions); the float64 model decides whether the
+    // baseline is still as accurate as its precision allows. G3 compares candidates with the same rule.
+    json fp64 = must(job.sup->call({{"op", "run_fp64"}, {"bundle", job.bundle_dir}}, job.timeout()), "the float64 run");
+    job.baseline["vs_fp64"] = fp64["baseline_vs_fp64"];
+  }
+}
+
+void record_launches(Job& job) {
+  json r = must(job.sup->call({{"op", "record_launches"}, {"bundle", job.bundle_dir}}, job.timeout()),
+                "recording the kernels' launches");
+  for (const json& l : r["launches"]) job.launches[l.value("name", "")].push_back(l);
+  job.pins = stitch::pins_of(r["launches"]);
+}
+
+void profile(Job& job) {
+  if (!job.gpu()) return;
+  job.say("profiling the baseline module");
+  job.profile = must(job.sup->call({{"op", "profile"}, {"bundle", job.bundle_dir}, {"reps", 20}}, job.timeout()),
+                     "profiling");
+}
+
+void plan(Job& job, agents::Agents& agents) {
+  std::map<std::string, json> timed;
+  if (job.profile.is_object())
+    for (const json& k : job.profile.value("kernels", json::array())) timed[k.value("name", "")] = k;
+  std::vector<agents::KernelProfile> kernels;
+  for (size_t g = 0; g < job.bundle->graphs.size(); ++g)
+    for (const ir::Kernel& k : job.bundle->graphs[g]->kernels) {
+      agents::KernelProfile p;
+      p.kernel = &k;
+      p.graph = g;
+      p.family = profile::family(k);
+      p.launches = job.launches[k.name];
+      if (auto it = timed.find(k.name); it != timed.end()) {
+        p.time_ms = it->second.value("ms_per_run", 0.0);
+        p.calls_per_run = it->second.value("calls_per_run", 0.0);
+      } else {
+        p.calls_per_run = static_cast<double>(p.launches.size());
+      }
+      kernels.push_back(std::move(p));
+    }
+  std::optional<json> c;
+  if (!job.ceilings.is_null()) c = job.ceilings;
+  job.ranked = agents.profiler->rank(std::move(kernels), c);
+}
+
+}  // namespace kopt::pipeline
