@@ -61,6 +61,7 @@ loaded_bundles: dict[str, BundleState] = {}
 
 
 def check_versions(meta: dict, dev: str) -> None:
+    """Refuses a bundle whose modules this worker's torch cannot run on `dev` (the API checks a result so too)."""
     captured = meta.get("versions", {}).get("torch", "")
     here = torch.__version__
     # On the GPU the module runs on Inductor's own runtime, which changes between

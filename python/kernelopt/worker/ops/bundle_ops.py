@@ -13,14 +13,14 @@ from typing import Any
 
 import torch
 
+from ..bundle_runner import is_kernel_file
 from ..bundle_state import (BundleState, baseline_self, candidate_launcher, get_bundle, model_runner, reference,
                             run_bytes, run_model, stitched_modules)
-from ..bundle_runner import is_kernel_file
 from ..measure import compare as cmp
 from ..measure import memory
 from ..measure.launches import LaunchRecord, chosen_config, kernel_decls, record_launches, snapshot
 from ..measure.poison import FILLS, poison_args
-from ..protocol import op
+from ..protocol import is_fatal, op, root_cause
 from ..runtime.compile_check import compile_for_launch
 
 
@@ -309,8 +309,6 @@ def compile_kernel(req: dict) -> dict:
         launcher = candidate_launcher(state, rec, req.get("source"), req.get("config"))
         how = compile_for_launch(launcher, rec, state.device)
     except Exception as exc:  # the candidate's failure, reported as data; the worker stays usable
-        from ..protocol import is_fatal, root_cause
-
         root = root_cause(exc)
         if is_fatal(exc) or is_fatal(root):
             raise  # a broken CUDA context: the reply says fatal and the supervisor replaces this process
