@@ -1,5 +1,5 @@
 """Kernel files on the GPU (docs/inputs.md): the original launcher against the captured baseline
-module and the optimized result, timed interleaved by the project's timer (worker/timing.py: L2
+module and the optimized result, timed interleaved by the project's timer (worker/measure/timing.py: L2
 flushed, spin-covered launches, CUDA events, medians), on the same inputs, with the outputs checked.
 
     python3 benchmarks/kernel_files.py RESULTS_DIR EXAMPLE.py...
@@ -19,7 +19,7 @@ import torch
 
 from kernelopt.api_kernels import LoadedLauncher
 from kernelopt.api import open_result
-from kernelopt.worker import timing
+from kernelopt.worker.measure import timing
 from kernelopt.worker.bundle_runner import rebuild_problem
 
 

@@ -27,8 +27,10 @@ os.environ.setdefault("KERNELOPT_DEVICE", "cuda")
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "python"))
 
-from kernelopt.worker import bundle_ops, ceilings, gpu_ops  # noqa: E402
-from kernelopt.worker.launches import kernel_decls  # noqa: E402
+from kernelopt.worker import bundle_state  # noqa: E402
+from kernelopt.worker.measure import ceilings  # noqa: E402
+from kernelopt.worker.measure.launches import kernel_decls  # noqa: E402
+from kernelopt.worker.ops import bundle_ops, gpu_ops  # noqa: E402
 
 
 def check_bundle(bundle: str) -> dict:
@@ -37,10 +39,10 @@ def check_bundle(bundle: str) -> dict:
     prof = gpu_ops.profile(dict(req, reps=20))
     in_module = {k["name"]: k for k in prof["kernels"]}
     rows = []
-    for rec in bundle_ops.get_bundle(req).launches:
+    for rec in bundle_state.get_bundle(req).launches:
         if rec.index != 0:
             continue
-        name = bundle_ops.get_bundle(req).kernel_name(rec.graph, rec.kernel)
+        name = bundle_state.get_bundle(req).kernel_name(rec.graph, rec.kernel)
         alone = gpu_ops.time_kernel(dict(req, graph=rec.graph, kernel=name, reps=50))["baseline"]
         inside = in_module.get(name, {}).get("median_ms")
         rows.append({"kernel": name, "alone_ms": alone["median_ms"], "alone_p20": alone["p20_ms"],

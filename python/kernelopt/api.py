@@ -46,10 +46,10 @@ import torch
 
 from .api_backend import ResultBackend, backend
 from .api_result import Result, ResultError, match_module, normalize_module, open_result
-from .worker.bundle_ops import _check_versions
 from .worker.bundle_runner import BundleError, BundleBackend, call_args
-from .worker.capture_common import _jsonable
-from .worker.cpu_runtime import load_module
+from .worker.bundle_state import check_versions
+from .worker.capture.capture_common import _jsonable
+from .worker.runtime.cpu_runtime import load_module
 
 __all__ = ["ResultError", "Result", "open_result", "load", "LoadedResult", "backend", "ResultBackend",
            "normalize_module", "match_module"]
@@ -103,7 +103,7 @@ def _resolve_device(meta: dict, device: str | torch.device | None) -> str:
         if captured != "cuda":
             raise ResultError("the result was captured on the CPU (its modules hold C++ kernels); pass device='cpu'")
         try:
-            _check_versions(meta, "cuda")
+            check_versions(meta, "cuda")
         except BundleError as e:
             raise ResultError(str(e)) from None
     return d.type

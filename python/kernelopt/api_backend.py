@@ -17,7 +17,7 @@ from typing import Any, Callable
 import torch
 
 from .api_result import Result, match_module, normalize_module, open_result
-from .worker.cpu_runtime import load_module
+from .worker.runtime.cpu_runtime import load_module
 
 __all__ = ["backend", "ResultBackend", "Decision"]
 

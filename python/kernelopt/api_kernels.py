@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 from .api import ResultError, _describe, _recorded, _resolve_device, open_result
-from .worker.cpu_runtime import load_module
+from .worker.runtime.cpu_runtime import load_module
 
 __all__ = ["load_launcher", "LoadedLauncher"]
 

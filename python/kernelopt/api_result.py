@@ -16,7 +16,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-from .worker.capture_common import FORMAT, FORMAT_VERSION
+from .worker.capture.capture_common import FORMAT, FORMAT_VERSION
 
 __all__ = ["ResultError", "Result", "open_result", "normalize_module", "match_module"]
 

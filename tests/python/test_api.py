@@ -36,8 +36,8 @@ from conftest import gpu_tier  # noqa: E402
 import kernelopt  # noqa: E402
 from kernelopt.api import ResultBackend, ResultError, match_module, normalize_module  # noqa: E402
 from kernelopt.worker.bundle_runner import rebuild_problem  # noqa: E402
-from kernelopt.worker.cpu_runtime import load_module  # noqa: E402
-from kernelopt.worker.launches import kernel_decls  # noqa: E402
+from kernelopt.worker.measure.launches import kernel_decls  # noqa: E402
+from kernelopt.worker.runtime.cpu_runtime import load_module  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "corpus"

@@ -281,14 +281,15 @@ def test_worker_bench_ops(monkeypatch):
     """bench_times answers "not measured" in CPU mode; its side-by-side plumbing (one compiled model for
     torch.compile and optimized, eager apart) runs here with a stand-in for the CUDA timer; forget_bundles
     empties the worker."""
-    from kernelopt.worker import bench_ops, bundle_ops
+    from kernelopt.worker import bundle_state
+    from kernelopt.worker.ops import bench_ops
 
     monkeypatch.setenv("KERNELOPT_DEVICE", "cpu")
     bundle = str(CORPUS / "gelu_scale")
     r = bench_ops.bench_times({"bundle": bundle})
     assert r == {"measured": False, "reason": "CPU mode: times are not measured"}
 
-    state = bundle_ops.get_bundle({"bundle": bundle})
+    state = bundle_state.get_bundle({"bundle": bundle})
     seen = {}
 
     def fake_interleaved(fns, reps, prepare):
@@ -314,13 +315,13 @@ def test_worker_bench_ops(monkeypatch):
     r = bench_ops.side_by_side(state, {"sources": [state.sources[0]], "reps": 1})
     assert "optimized" not in r  # the baseline's own text: nothing to compare
 
-    assert bench_ops.forget_bundles({})["forgotten"] >= 1 and not bundle_ops.loaded_bundles
+    assert bench_ops.forget_bundles({})["forgotten"] >= 1 and not bundle_state.loaded_bundles
 
 
 def test_kernel_sums_split_triton_from_vendor():
     from types import SimpleNamespace as NS
 
-    from kernelopt.worker import bench_ops
+    from kernelopt.worker.ops import bench_ops
 
     cuda, cpu = bench_ops.torch.autograd.DeviceType.CUDA, bench_ops.torch.autograd.DeviceType.CPU
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kernelopt.worker import capture as cap
+from kernelopt.worker.capture import capture as cap
 
 REPO = Path(__file__).resolve().parents[2]
 PROBLEMS = REPO / "examples" / "problems"

@@ -4,7 +4,7 @@ pass a changed summation order only on condition of G3's float64 comparison."""
 
 import torch
 
-from kernelopt.worker import compare as cmp
+from kernelopt.worker.measure import compare as cmp
 
 
 def prefix_sums(n=200_000, seed=0):
@@ -56,7 +56,7 @@ def test_compare_args_reports_rounding_only_when_every_mismatch_is_rounding_leve
 def test_a_device_over_its_soft_target_still_compares_in_large_slices(monkeypatch):
     # Over the soft target the plan's room is 0; slices of the 1K floor made a 6 GB comparison take
     # minutes. A sixteenth of the target stays available to a comparison, within the hard budget.
-    from kernelopt.worker import memory
+    from kernelopt.worker.measure import memory
 
     monkeypatch.setattr(memory, "room", lambda: 0)
     monkeypatch.setattr(memory, "target", lambda: 32 << 30)

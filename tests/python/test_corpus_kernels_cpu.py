@@ -10,7 +10,8 @@ import pytest
 from conftest import corpus_bundles
 
 os.environ["KERNELOPT_DEVICE"] = "cpu"
-from kernelopt.worker import bundle_ops  # noqa: E402
+from kernelopt.worker import bundle_state  # noqa: E402
+from kernelopt.worker.ops import bundle_ops  # noqa: E402
 
 
 @pytest.mark.parametrize("bundle", corpus_bundles(), ids=lambda p: p.name)
@@ -18,7 +19,7 @@ def test_each_kernel_alone_reproduces_the_module(bundle):
     req = {"bundle": str(bundle)}
     base = bundle_ops.run_baseline(req)
     assert base["match"], base["comparison"]
-    state = bundle_ops.get_bundle(req)
+    state = bundle_state.get_bundle(req)
     if not state.launches:
         pytest.fail("no Triton launches recorded") if state.modules[0].__kernel_vars__ else None
     for rec in state.launches:
@@ -27,4 +28,4 @@ def test_each_kernel_alone_reproduces_the_module(bundle):
         assert r["match"], (name, r["comparison"])
         assert r["isolated_vs_module"]["ok"], (name, r["isolated_vs_module"])
     # Free the bundle's recorded tensors before the next one.
-    bundle_ops.loaded_bundles.clear()
+    bundle_state.loaded_bundles.clear()

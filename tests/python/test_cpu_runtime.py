@@ -19,10 +19,10 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from kernelopt.worker.bundle_runner import BundleError, call_args, read_meta, rebuild_problem, run_bundle  # noqa: E402
-from kernelopt.worker.cpu_runtime import load_kernel, load_module  # noqa: E402
-from kernelopt.worker.launcher import Launcher, compute_grid, default_config  # noqa: E402
-from kernelopt.worker import reductions_cpu  # noqa: E402
-from kernelopt.worker.libdevice_cpu import NAMES, libdevice  # noqa: E402
+from kernelopt.worker.runtime.cpu_runtime import load_kernel, load_module  # noqa: E402
+from kernelopt.worker.runtime.launcher import Launcher, compute_grid, default_config  # noqa: E402
+from kernelopt.worker.runtime import reductions_cpu  # noqa: E402
+from kernelopt.worker.runtime.libdevice_cpu import NAMES, libdevice  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = sorted((ROOT / "corpus").glob("*/meta.json"))
@@ -506,7 +506,7 @@ def test_vectorized_reduction_equals_inductor_helper(name):
 @pytest.fixture(scope="module")
 def graph_break_bundle(tmp_path_factory):
     """examples/problems/graph_break.py captured on the CPU: C++ kernels, but the same plumbing."""
-    from kernelopt.worker.capture import capture
+    from kernelopt.worker.capture.capture import capture
 
     out = tmp_path_factory.mktemp("bundles") / "graph_break"
     capture(ROOT / "examples/problems/graph_break.py", out, device="cpu")

@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from kernelopt.worker.float64_mode import float64_everywhere
+from kernelopt.worker.measure.float64_mode import float64_everywhere
 
 
 class SelectivePrecision(nn.Module):

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 import torch
 
-from kernelopt.worker import compare
+from kernelopt.worker.measure import compare
 
 FLAGS = {"fp32": (torch.float32, torch.float64), "half": (torch.float16, torch.bfloat16)}
 

@@ -15,8 +15,9 @@ import torch
 from conftest import CORPUS, ROOT
 
 os.environ["KERNELOPT_DEVICE"] = "cpu"
-from kernelopt.worker import bundle_ops  # noqa: E402
-from kernelopt.worker import capture as cap  # noqa: E402
+from kernelopt.worker import bundle_state  # noqa: E402
+from kernelopt.worker.capture import capture as cap  # noqa: E402
+from kernelopt.worker.ops import bundle_ops  # noqa: E402
 
 HELION_CORPUS = sorted((CORPUS / "helion").glob("*/meta.json"))
 EXAMPLES = ROOT / "examples" / "helion"
@@ -63,12 +64,12 @@ def test_corpus_bundle_matches_the_helion_kernel(meta_path):
     req = {"bundle": str(meta_path.parent)}
     base = bundle_ops.run_baseline(req)  # the module against the Helion kernel's own output
     assert base["match"] and base["launches"] >= 1, base
-    state = bundle_ops.get_bundle(req)
+    state = bundle_state.get_bundle(req)
     for rec in state.launches:
         r = bundle_ops.run_kernel(dict(req, kernel=state.kernel_name(0, rec.kernel), launch=rec.index, seed=5))
         assert r["match"], r["comparison"]
     assert bundle_ops.run_fp64(req)["baseline_vs_fp64"]["ok"]  # the file's reference() in float64
-    bundle_ops.loaded_bundles.clear()
+    bundle_state.loaded_bundles.clear()
 
 
 @needs_helion
@@ -93,4 +94,4 @@ def test_kernel_without_config_gets_helions_default_and_keeps_it(tmp_path):
     assert meta["helion"]["kernels"][0]["chosen_by"] == "Helion's default config"
     base = bundle_ops.run_baseline({"bundle": str(tmp_path / "b")})
     assert base["match"], base
-    bundle_ops.loaded_bundles.clear()
+    bundle_state.loaded_bundles.clear()

@@ -13,9 +13,10 @@ import torch
 from conftest import CORPUS, ROOT
 
 os.environ["KERNELOPT_DEVICE"] = "cpu"
-from kernelopt.worker import bundle_ops  # noqa: E402
-from kernelopt.worker import capture as cap  # noqa: E402
+from kernelopt.worker import bundle_state  # noqa: E402
 from kernelopt.worker.bundle_runner import rebuild_problem, run_bundle  # noqa: E402
+from kernelopt.worker.capture import capture as cap  # noqa: E402
+from kernelopt.worker.ops import bundle_ops  # noqa: E402
 
 EXAMPLES = ROOT / "examples" / "triton"
 TRITON_CORPUS = sorted((CORPUS / "triton").glob("*/meta.json"))
@@ -53,14 +54,14 @@ def test_corpus_bundle_matches_its_launcher_and_each_kernel_alone(meta_path):
     req = {"bundle": str(bundle)}
     base = bundle_ops.run_baseline(req)
     assert base["match"] and base["launches"] >= 1, base
-    state = bundle_ops.get_bundle(req)
+    state = bundle_state.get_bundle(req)
     for rec in state.launches:
         r = bundle_ops.run_kernel(dict(req, kernel=state.kernel_name(0, rec.kernel), launch=rec.index, seed=3))
         assert r["match"], r["comparison"]
     # G3's float64 reference is the file's reference(); the baseline is close to it.
     fp64 = bundle_ops.run_fp64(req)["baseline_vs_fp64"]
     assert fp64["ok"], fp64
-    bundle_ops.loaded_bundles.clear()
+    bundle_state.loaded_bundles.clear()
 
 
 def test_autotuned_kernel_records_its_configs(tmp_path):
@@ -105,7 +106,7 @@ def test_engine_inspects_verifies_and_optimizes_a_kernel_file(kernelopt_bin, tmp
 
 
 def _kernel_source(bundle):
-    from kernelopt.worker.launches import kernel_decls
+    from kernelopt.worker.measure.launches import kernel_decls
 
     ((_, src),) = kernel_decls((bundle / "module_0.py").read_text()).values()
     return src
@@ -187,7 +188,7 @@ def test_helion_file_without_helion_names_the_install(tmp_path):
             "    def find_spec(self, name, path, target=None):\n"
             "        if name == 'helion' or name.startswith('helion.'): raise ModuleNotFoundError(name)\n"
             "sys.meta_path.insert(0, NoHelion())\nfor m in [m for m in sys.modules if m.startswith('helion')]: del sys.modules[m]\n"
-            "from kernelopt.worker.capture import main\nsys.exit(main(sys.argv[1:]))\n")
+            "from kernelopt.worker.capture.capture import main\nsys.exit(main(sys.argv[1:]))\n")
     r = subprocess.run([sys.executable, "-c", code, str(path), "--out", str(tmp_path / "b"), "--device", "cpu"],
                        capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
     assert r.returncode == 2, r.stderr
@@ -215,7 +216,7 @@ def test_autotuned_choice_keeps_its_warps_and_stages():
     import triton
     import triton.language as tl
 
-    from kernelopt.worker import capture_triton
+    from kernelopt.worker.capture import capture_triton
 
     @triton.autotune(configs=[triton.Config({"B": 32}, num_warps=4, num_stages=2),
                               triton.Config({"B": 128}, num_warps=8, num_stages=4)], key=["n"])

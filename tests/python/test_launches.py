@@ -3,7 +3,7 @@ for the same seed, within the recorded ranges, laid out like the recorded views,
 
 import torch
 
-from kernelopt.worker.launches import LaunchRecord
+from kernelopt.worker.measure.launches import LaunchRecord
 
 
 def record():
@@ -52,7 +52,7 @@ def test_chosen_config_is_the_autotuners_one_settled_launcher():
 
     import triton
 
-    from kernelopt.worker.launches import chosen_config
+    from kernelopt.worker.measure.launches import chosen_config
 
     cfg = triton.Config({"XBLOCK": 8, "R0_BLOCK": 64}, num_warps=4, num_stages=2)
     settled = types.SimpleNamespace(launchers=[types.SimpleNamespace(config=cfg)])
@@ -70,7 +70,7 @@ def test_chosen_config_is_the_autotuners_one_settled_launcher():
 def test_sliced_draws_are_the_same_for_a_seed_and_follow_the_recording(monkeypatch):
     # A large tensor is drawn in fixed slices straight into its dtype (no float32 copy of a bf16
     # input): the same seed gives the same values, each slice differs, the statistics hold.
-    from kernelopt.worker import launches
+    from kernelopt.worker.measure import launches
 
     monkeypatch.setattr(launches, "_CHUNK", 1000)
     src = (torch.randn(4500, generator=torch.Generator().manual_seed(5)) * 2 - 1).to(torch.bfloat16)
@@ -100,7 +100,7 @@ def _module(**kernels):
 
 
 def test_read_only_run_inputs_are_kept_without_a_copy_and_checked():
-    from kernelopt.worker.launches import record_launches
+    from kernelopt.worker.measure.launches import record_launches
 
     x = torch.randn(256)
     out = torch.empty(256)
@@ -117,7 +117,7 @@ def test_read_only_run_inputs_are_kept_without_a_copy_and_checked():
 
 
 def test_a_shared_input_written_later_in_the_run_is_found():
-    from kernelopt.worker.launches import record_launches
+    from kernelopt.worker.measure.launches import record_launches
 
     x = torch.randn(256)
     out = torch.empty(256)
@@ -131,8 +131,8 @@ def test_a_shared_input_written_later_in_the_run_is_found():
 
 
 def test_a_changed_buffer_without_room_is_kept_live_and_dropped_if_overwritten(monkeypatch):
-    from kernelopt.worker import launches, memory
-    from kernelopt.worker.launches import record_launches
+    from kernelopt.worker.measure import launches, memory
+    from kernelopt.worker.measure.launches import record_launches
 
     x = torch.randn(256)
     buf = torch.empty(256)

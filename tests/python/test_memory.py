@@ -18,9 +18,9 @@ import pytest
 import torch
 from conftest import CORPUS, worker_process
 
-from kernelopt.worker import compare as cmp
-from kernelopt.worker import memory
-from kernelopt.worker.launches import kernel_decls
+from kernelopt.worker.measure import compare as cmp
+from kernelopt.worker.measure import memory
+from kernelopt.worker.measure.launches import kernel_decls
 
 DEVICE = os.environ.get("KERNELOPT_TEST_DEVICE", "cpu")
 
@@ -236,7 +236,7 @@ def test_a_reference_that_comes_out_different_is_kept_from_then_on():
 
 
 def test_dropped_inputs_are_drawn_again_for_each_run():
-    from kernelopt.worker.bundle_ops import _Problem
+    from kernelopt.worker.bundle_state import _Problem
 
     draws = []
 
@@ -283,7 +283,7 @@ def test_an_input_upcast_in_slices_equals_the_whole_upcast(make):
 def test_the_garbage_fill_is_drawn_in_fixed_slices_and_the_same_for_the_same_layout(make, monkeypatch):
     # G2's garbage poison (poison.py) is drawn slice by slice into the output: the original and the
     # candidate must still see the same values, finite and not constant, in every slice.
-    from kernelopt.worker import poison as p
+    from kernelopt.worker.measure import poison as p
 
     monkeypatch.setattr(p, "_SLICE", 7)
     a, b = make(), make()
@@ -316,13 +316,14 @@ def test_an_oom_problem_is_an_error_row_and_the_suite_goes_on(kernelopt_bin, tmp
 def test_a_live_after_is_checked_at_recording_and_dropped(monkeypatch):
     # No room to copy what a launch changed: the record keeps the live buffer, and the check it is
     # kept for (the original alone reproduces it) runs as soon as the recording ends, so the bytes go.
-    from kernelopt.worker import bench_ops, bundle_ops
+    from kernelopt.worker import bundle_state
+    from kernelopt.worker.ops import bench_ops, bundle_ops
 
     monkeypatch.setenv("KERNELOPT_DEVICE", "cpu")
     monkeypatch.setattr(memory, "fits_now", lambda need: False)
     try:
         bundle_ops.run_baseline({"bundle": str(CORPUS / "softmax_lastdim")})
-        state = bundle_ops.get_bundle({"bundle": str(CORPUS / "softmax_lastdim")})
+        state = bundle_state.get_bundle({"bundle": str(CORPUS / "softmax_lastdim")})
         assert state.launches
         for rec in state.launches:
             assert rec.after == []

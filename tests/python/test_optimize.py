@@ -32,7 +32,7 @@ def result_vs_eager(out: Path) -> dict:
     """The result directory's modules run as a bundle against the eager model."""
     from unittest import mock
 
-    from kernelopt.worker import bundle_ops
+    from kernelopt.worker.ops import bundle_ops
 
     with mock.patch.dict(os.environ, {"KERNELOPT_DEVICE": "cpu"}):  # the in-process worker runs in CPU mode
         return bundle_ops.run_baseline({"bundle": str(out)})
@@ -165,7 +165,7 @@ def test_cross_entropy_row_statistics_template_is_verified_and_used(kernelopt_bi
 def test_on_the_gpu_launch_records_carry_the_baselines_settled_configs():
     """GPU: after the baseline's run every Inductor kernel's autotuner has settled on one config, and the
     launch records carry it (rewrites and stitched modules run on it: docs/protocol.md, stitch.h)."""
-    from kernelopt.worker import bundle_ops
+    from kernelopt.worker.ops import bundle_ops
 
     launches = bundle_ops.list_launches({"bundle": str(CORPUS / "group_norm")})["launches"]
     assert len({rec["name"] for rec in launches}) == 2, launches

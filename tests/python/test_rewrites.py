@@ -18,7 +18,7 @@ import torch
 import triton
 import triton.language as tl
 from conftest import CORPUS, ROOT
-from kernelopt.worker.cpu_runtime import _interpreter_triton_helpers
+from kernelopt.worker.runtime.cpu_runtime import _interpreter_triton_helpers
 
 triton_helpers = _interpreter_triton_helpers()  # Inductor's helpers as CPU mode runs them (libdevice_cpu)
 

@@ -20,8 +20,8 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 from triton.runtime import interpreter  # noqa: E402
 
-from kernelopt.worker import scans_cpu  # noqa: E402
-from kernelopt.worker.cpu_runtime import load_kernel  # noqa: E402
+from kernelopt.worker.runtime import scans_cpu  # noqa: E402
+from kernelopt.worker.runtime.cpu_runtime import load_kernel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -27,7 +27,7 @@ def result_vs_eager(out: Path) -> dict:
     """The result directory's modules run as a bundle against the eager model (in-process, CPU mode)."""
     from unittest import mock
 
-    from kernelopt.worker import bundle_ops
+    from kernelopt.worker.ops import bundle_ops
 
     with mock.patch.dict(os.environ, {"KERNELOPT_DEVICE": "cpu"}):
         return bundle_ops.run_baseline({"bundle": str(out)})

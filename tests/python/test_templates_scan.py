@@ -84,7 +84,7 @@ def test_a_split_scans_workspace_is_scratch_and_only_it():
     is still compared)."""
     from unittest import mock
 
-    from kernelopt.worker import bundle_ops
+    from kernelopt.worker.ops import bundle_ops
 
     bundle = str(DATA / "cumsum_split_scan_small")
     req = {"bundle": bundle, "kernel": "triton_spl_fused_cumsum_0", "config": {"R0_BLOCK": 512, "num_warps": 4}}

@@ -227,8 +227,8 @@ def test_timed_repetitions_start_from_poisoned_outputs():
     """G4's prepare (run before every timed repetition, outside the timed region) restores the
     inputs and poisons the pure outputs, so nothing a call left in an output survives to the next."""
     import torch
-    from kernelopt.worker.gpu_ops import restore_and_poison
-    from kernelopt.worker.launches import LaunchRecord
+    from kernelopt.worker.measure.launches import LaunchRecord
+    from kernelopt.worker.ops.gpu_ops import restore_and_poison
 
     rec = LaunchRecord(0, "k", 0, [torch.arange(4.0), torch.zeros(4), torch.zeros(4, dtype=torch.int32)])
     args = rec.fresh_args()
@@ -245,7 +245,7 @@ def test_synced_interval_counts_work_on_a_side_stream():
     """Work a function enqueues on another stream escapes the events of the current stream but not
     the `synced` interval, which ends after a device-wide synchronize: G4 compares the two."""
     import torch
-    from kernelopt.worker import timing
+    from kernelopt.worker.measure import timing
 
     x = torch.randn(1 << 20, device="cuda")
     side = torch.cuda.Stream()

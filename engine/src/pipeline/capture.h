@@ -21,7 +21,7 @@ std::vector<std::string> capture_argv(const CaptureOptions& o);
 // Runs it as a child and returns its exit code. With `error_line`, the child's output goes to
 // this process's stderr (stdout stays free) and its last "error:" line is kept there.
 int capture_and_wait(const CaptureOptions& o, std::string* error_line = nullptr);
-// A Triton or Helion kernel file (no top-level Model, as worker/kernel_files.py's input_kind decides,
+// A Triton or Helion kernel file (no top-level Model, as worker/capture/kernel_files.py's input_kind decides,
 // docs/inputs.md): captured by running its own kernels, which the interpreter can do in CPU mode.
 bool is_kernel_file(const std::string& path);
 

@@ -20,7 +20,7 @@ namespace kopt::verify {
 // Gate settings. Every default of the cascade and the end-to-end gate is written here once:
 // `kernelopt verify` and `kernelopt optimize` register their gate flags from these values
 // (cli/gate_flags.h), the bench's run settings read them, and docs/gates.md's table states them.
-// The worker's own defaults (python/kernelopt/worker/compare.py) must equal `Tolerances`'s:
+// The worker's own defaults (python/kernelopt/worker/measure/compare.py) must equal `Tolerances`'s:
 // tests/python/test_cli.py pins the two (and the docs table) together.
 
 // Comparison tolerances per dtype, sent to the worker with every comparing request

@@ -1,5 +1,5 @@
 // G1's last check, `compiles`: the candidate is compiled for the target by the
-// worker (python/kernelopt/worker/compile_check.py) for the kernel's recorded
+// worker (python/kernelopt/worker/runtime/compile_check.py) for the kernel's recorded
 // launch. It needs Triton, so it is not in static/; it runs only after every
 // static check passed, since loading the candidate executes its module code.
 #pragma once

@@ -41,7 +41,7 @@ def log(entry: dict) -> None:
 
 
 def register() -> None:
-    from kernelopt.worker import bench_ops, bundle_ops, gpu_ops, ops, search_ops  # noqa: F401
+    from kernelopt.worker.ops import bench_ops, bundle_ops, gpu_ops, process_ops, search_ops  # noqa: F401
 
     @op("screen")
     def screen(req):

@@ -20,8 +20,8 @@ from typing import Any
 
 import torch
 
-from .capture import DTYPES, build_problem
-from .cpu_runtime import load_module
+from .capture.capture_common import DTYPES, build_problem
+from .runtime.cpu_runtime import load_module
 
 
 class BundleError(Exception):
@@ -43,11 +43,11 @@ def rebuild_problem(bundle_dir: str | Path, device: str) -> tuple[torch.nn.Modul
     kind = meta.get("input_kind", "module")
     if kind != "module":
         # A kernel file: the "model" runs its original launcher (kernel_files.LauncherModel).
-        from .capture_triton import build_kernel_problem
+        from .capture.capture_triton import build_kernel_problem
 
         model, inputs = build_kernel_problem(Path(bundle_dir) / meta["problem"], kind, meta["seed"], device, dtype)
         if kind == "helion":
-            from .capture_helion import pin_recorded_configs
+            from .capture.capture_helion import pin_recorded_configs
 
             pin_recorded_configs(model, inputs, meta)
         return model, inputs
@@ -65,7 +65,7 @@ def input_redrawer(bundle_dir: str | Path, device: str):
     files, inputs drawn on the CPU: seconds per GB, not worth it). The memory plan drops such inputs
     instead of copying them to the host (docs/memory.md); the caller checks that a second draw gives
     the same bytes before relying on it."""
-    from .capture_common import draw_inputs, inputs_device_of, load_problem
+    from .capture.capture_common import draw_inputs, inputs_device_of, load_problem
 
     meta = read_meta(bundle_dir)
     if is_kernel_file(meta) or device == "cpu" or meta.get("inputs_device", "cpu") != device:

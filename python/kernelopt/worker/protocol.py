@@ -9,6 +9,7 @@ CUDA context unusable (illegal address, launch failure) the reply also says
 from __future__ import annotations
 
 import json
+import os
 import traceback
 
 PROTOCOL_VERSION = 1
@@ -26,6 +27,11 @@ _FATAL_MARKERS = (
 )
 
 _HANDLERS = {}
+
+
+def device() -> str:
+    """The device this worker serves: "cuda", or "cpu" for CPU mode (KERNELOPT_DEVICE)."""
+    return os.environ.get("KERNELOPT_DEVICE", "cuda")
 
 
 def op(name):
@@ -64,7 +70,7 @@ def _oom_record(exc: BaseException, op_name: str | None) -> dict | None:
     WorkerOOM, or torch's allocator error, whose message says what it tried and what was free)."""
     import re
 
-    from kernelopt.worker.memory import WorkerOOM
+    from kernelopt.worker.measure.memory import WorkerOOM
 
     if isinstance(exc, WorkerOOM):
         return {"message": str(exc), **exc.record()}
@@ -89,7 +95,7 @@ def handle(req: dict) -> dict:
     if fn is None:
         return {"id": rid, "ok": False, "error": f"unknown op {name!r}; known: {sorted(_HANDLERS)}"}
     oom = False
-    from kernelopt.worker import memory
+    from kernelopt.worker.measure import memory
 
     tracked = name != "memory"  # the memory op reads and resets the peaks it would be measured by
     if tracked:
@@ -126,7 +132,7 @@ def handle(req: dict) -> dict:
 
 def serve(inp, out) -> int:
     """Answers requests until `shutdown` or the end of `inp`. The handlers are whatever modules the
-    caller imported registered with @op (__main__ imports the worker's op modules): the registry
+    caller imported registered with @op (__main__ imports the worker's op modules, ops/): the registry
     imports nothing of theirs, so no op module's import of this one closes a cycle."""
     for line in inp:
         line = line.strip()

@@ -95,7 +95,7 @@ _OTHER = {
 
 class _Libdevice(types.SimpleNamespace):
     def __getattr__(self, name: str):  # only reached for names not in the table
-        raise AttributeError(f"libdevice.{name} has no CPU equivalent yet; add it to kernelopt/worker/libdevice_cpu.py")
+        raise AttributeError(f"libdevice.{name} has no CPU equivalent yet; add it to kernelopt/worker/runtime/libdevice_cpu.py")
 
 
 def _build() -> _Libdevice:

@@ -6,12 +6,7 @@ from __future__ import annotations
 import os
 import platform
 
-from kernelopt.worker.protocol import PROTOCOL_VERSION, op
-
-
-def device() -> str:
-    return os.environ.get("KERNELOPT_DEVICE", "cuda")
-
+from kernelopt.worker.protocol import PROTOCOL_VERSION, device, op
 
 @op("hello")
 def hello(req: dict) -> dict:
@@ -63,7 +58,7 @@ def _start_compile_pool() -> None:
 def ceilings(req: dict) -> dict:
     if device() != "cuda":
         return {"measured": False, "reason": "CPU mode measures no ceilings"}
-    from kernelopt.worker import ceilings as c
+    from kernelopt.worker.measure import ceilings as c
 
     return {"measured": True, **c.measure()}
 
@@ -80,7 +75,7 @@ def memory_op(req: dict) -> dict:
     since the last reset, free, the budget. `reset_peak` starts a new peak after answering (the
     main job sends it first); `budget_bytes` sets the worker's budget and `target_ratio` the soft
     target's ratio to torch.compile's peak (null: back to the defaults)."""
-    from kernelopt.worker import memory
+    from kernelopt.worker.measure import memory
 
     if "budget_bytes" in req:
         memory.set_budget(req["budget_bytes"])

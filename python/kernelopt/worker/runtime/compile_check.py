@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 
-from .launches import LaunchRecord
+from ..measure.launches import LaunchRecord
 
 
 class _FirstProgram:

@@ -13,7 +13,8 @@ from (problem file, seed, dtype): see build_problem().
 
 The pieces kernel-file capture shares with it (format constants, CaptureError, problem
 loading, value descriptions, the comparison and the atomic bundle write) are in
-capture_common.py; every one of those names is importable from here as well.
+capture_common.py; capture_triton.py and capture_helion.py capture kernel files, which capture()
+hands to them by input_kind() (kernel_files.py).
 """
 
 from __future__ import annotations
@@ -30,9 +31,7 @@ from typing import Any
 
 import torch
 
-# Re-exported: capture_triton/capture_helion, bundle_runner, kernel_files and the tests use these
-# as `capture.<name>` (some only there, hence the noqa).
-from .capture_common import (  # noqa: F401
+from .capture_common import (
     DTYPES,
     FORMAT,
     FORMAT_VERSION,
@@ -43,16 +42,16 @@ from .capture_common import (  # noqa: F401
     _dtype_name,
     _flatten,
     _gpu_info,
-    import_file,
-    _is_float_tensor,
     _jsonable,
     one_line,
     _versions,
     _write_bundle,
     build_problem,
     load_problem,
-    seed_all,
 )
+from .capture_helion import capture_helion
+from .capture_triton import capture_triton
+from .kernel_files import input_kind
 
 
 # ---------------------------------------------------------------- recording hook
@@ -216,8 +215,6 @@ def capture(
         raise CaptureError(f"unknown --dtype {dtype}", f"use one of {', '.join(DTYPES)}")
     if device not in ("cuda", "cpu"):
         raise CaptureError(f"unknown --device {device}", "use cuda or cpu")
-    from .kernel_files import input_kind
-
     kind = input_kind(problem_path)
     if kind != "module" and mode != "default":
         raise CaptureError(f"--mode {mode} applies to torch.compile; a {kind} kernel file is captured as written",
@@ -228,12 +225,8 @@ def capture(
     if device == "cuda" and not torch.cuda.is_available():
         raise CaptureError("--device cuda requested but CUDA is not available", "run on a GPU machine or pass --device cpu")
     if kind == "triton":
-        from .capture_triton import capture_triton
-
         return capture_triton(problem_path, out_dir, seed, device, dtype, force, started)
     if kind == "helion":
-        from .capture_helion import capture_helion
-
         return capture_helion(problem_path, out_dir, seed, device, dtype, force, started)
     problem = load_problem(problem_path)
     stages: dict[str, float] = {}
@@ -316,8 +309,6 @@ def capture(
 
 
 def _is_kernel_file(path: str) -> bool:
-    from .kernel_files import input_kind
-
     try:
         return input_kind(path) != "module"
     except CaptureError:
@@ -360,8 +351,6 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:
         if debug:
             traceback.print_exc()
-        # One CaptureError class (capture_common's) whether this file runs as __main__ or is imported,
-        # so kernel-file capture's errors are recognized too.
         message = str(e) if isinstance(e, CaptureError) else f"{one_line(e)}; rerun with KERNELOPT_DEBUG=1 for the traceback"
         print(f"kernelopt capture: error: {' '.join(message.split())}", file=sys.stderr)
         return 2
@@ -374,6 +363,3 @@ def main(argv: list[str] | None = None) -> int:
     )
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

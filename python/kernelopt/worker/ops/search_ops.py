@@ -13,16 +13,17 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from . import memory, timing
-from .bundle_ops import get_bundle, run_baseline
+from ..bundle_state import get_bundle
+from ..measure import memory, timing
+from ..protocol import op
+from .bundle_ops import run_baseline
 from .gpu_ops import require_gpu, restore_and_poison
-from .protocol import op
 
 
 def _compile_all(name: str, sources: list[str], device: str) -> list[tuple[Any, str | None]]:
     from torch._inductor.async_compile import AsyncCompile, get_compile_threads
 
-    # Wait for the compile pool the worker started (ops._start_compile_pool): until it answers,
+    # Wait for the compile pool the worker started (process_ops._start_compile_pool): until it answers,
     # AsyncCompile compiles each candidate here, in turn.
     if get_compile_threads() > 1 and hasattr(AsyncCompile, "wait_pool_ready"):
         try:

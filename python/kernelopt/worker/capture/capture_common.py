@@ -4,8 +4,8 @@ capture.py (nn.Module problems through torch.compile), capture_triton.py and cap
 (kernel files) all build a problem from (file, seed, dtype), describe inputs and outputs the same
 way, compare against the reference run and write the bundle (docs/bundle.md) atomically; those
 pieces live here, apart from the Inductor recording hook and the command line (capture.py), so a
-reader of one capture path sees the shared steps in one place. capture.py re-exports every name,
-and capture_triton/capture_helion reach them through it as `cap.<name>`.
+reader of one capture path sees the shared steps in one place. Every capture module imports them
+from here (capture_triton/capture_helion as `cap.<name>`), and this module imports none of them.
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ def _compare(eager: Any, compiled: Any) -> dict:
             return {"max_abs": None, "max_rel": None, "note": "compiled outputs differ in structure or shape"}
         # In slices on the outputs' own device (compare.py's): whole float64 copies on the host took
         # most of a capture's time for outputs of several GB.
-        from .compare import slices
+        from ..measure.compare import slices
 
         d = m = 0.0
         for cs, es in slices(c.detach(), e.detach(), 48):

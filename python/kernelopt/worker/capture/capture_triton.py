@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from . import capture as cap
+from . import capture_common as cap
 from .kernel_files import LauncherModel, import_kernel_file, kernel_objects, run_launcher
 from .synthesize import SynthesisError, Trace, synthesize_module, trace_launcher
 
@@ -44,7 +44,7 @@ def build_kernel_problem(path: Path, kind: str, seed: int, device: str, dtype: t
 
 
 def _require_interpreter() -> None:
-    from .cpu_runtime import check_interpreter
+    from ..runtime.cpu_runtime import check_interpreter
 
     try:
         check_interpreter()
@@ -72,7 +72,7 @@ def _interpreter_libdevice() -> None:
     import torch._inductor.runtime.triton_compat as compat
     import torch._inductor.runtime.triton_helpers as helpers
 
-    from .libdevice_cpu import libdevice
+    from ..runtime.libdevice_cpu import libdevice
 
     compat.libdevice = helpers.libdevice = libdevice
 
@@ -140,7 +140,7 @@ def capture_triton(problem_path: Path, out_dir: Path, seed: int, device: str, dt
 def finish(problem_path: Path, out_dir: Path, force: bool, source: str, meta: dict, model, inputs: list,
            device: str) -> dict:
     """Check the synthesized module reproduces the original launcher, then write the bundle."""
-    from .cpu_runtime import load_module
+    from ..runtime.cpu_runtime import load_module
 
     with torch.no_grad():
         synthesized = load_module(source, str(out_dir / "module_0.py"), device)

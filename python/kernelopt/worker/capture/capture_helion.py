@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from . import capture as cap
+from . import capture_common as cap
 from .capture_triton import clone_args, kernel_bundle_meta, build_kernel_problem, finish
 from .kernel_files import helion_kernels, run_launcher
 from .synthesize import SynthesisError, Trace, _TorchOverlay, record_launches_of, synthesize_module, unpatch

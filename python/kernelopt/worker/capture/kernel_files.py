@@ -19,6 +19,8 @@ from typing import Any
 
 import torch
 
+from .capture_common import CaptureError, import_file, one_line
+
 KINDS = ("module", "triton", "helion")
 _NOT_LAUNCHERS = {"get_inputs", "get_init_inputs", "reference"}
 
@@ -26,8 +28,6 @@ _NOT_LAUNCHERS = {"get_inputs", "get_init_inputs", "reference"}
 def input_kind(path: str | Path) -> str:
     """"module" (class Model), "helion" (imports helion) or "triton", read from the file's syntax,
     so a Helion file is recognised even where helion cannot be imported."""
-    from .capture import CaptureError
-
     path = Path(path)
     if not path.is_file():
         raise CaptureError(f"problem file {path} not found", "pass the path of an existing .py problem file")
@@ -52,8 +52,6 @@ def input_kind(path: str | Path) -> str:
 
 
 def check_helion_installed(path: Path) -> None:
-    from .capture import CaptureError
-
     try:
         found = importlib.util.find_spec("helion") is not None
     except (ImportError, ValueError):
@@ -91,8 +89,6 @@ def innermost_jit(kernel):
 def find_launcher(module, path: Path, kind: str):
     """(name, function): `launch`, else the file's only public function that is neither a kernel
     nor get_inputs/reference; for Helion files a single @helion.kernel also serves."""
-    from .capture import CaptureError
-
     if callable(getattr(module, "launch", None)):
         return "launch", module.launch
     kernels = set(kernel_objects(module)) | set(helion_kernels(module))
@@ -115,8 +111,6 @@ def find_launcher(module, path: Path, kind: str):
 
 def import_kernel_file(path: str | Path, kind: str):
     """Import a Triton or Helion file and check its convention; returns (module, launcher name)."""
-    from .capture import CaptureError, import_file
-
     path = Path(path)
     if kind == "helion":
         check_helion_installed(path)
@@ -151,23 +145,15 @@ class LauncherModel(torch.nn.Module):
 
 def run_launcher(fn, inputs: list, path: Path, name: str):
     """Run the launcher, turning its missing globals into a one-line error that names the fix."""
-    from .capture import CaptureError, one_line
-
     try:
         return fn(*inputs)
     except NameError as e:
         missing = getattr(e, "name", None) or str(e)
         raise CaptureError(f"launcher `{name}` in {path} reads global {missing!r}, which the file does not define",
                            "define it in the file (a kernel file must run on its own)") from e
-    except CaptureErrorTypes() as e:
-        raise e
+    except CaptureError:
+        raise  # already one line that names the fix
     except Exception as e:
         raise CaptureError(f"launcher `{name}` in {path} failed: {one_line(e)}",
                            "run the launcher on get_inputs() yourself and fix it; rerun with KERNELOPT_DEBUG=1 "
                            "for the traceback") from e
-
-
-def CaptureErrorTypes():
-    from .capture import CaptureError
-
-    return (CaptureError,)

@@ -10,13 +10,13 @@ from collections import defaultdict
 
 import torch
 
-from . import memory, timing
-from .bundle_ops import (BundleState, candidate_launcher, stitched_modules, get_bundle, model_runner, problem_of,
-                         run_baseline)
-from .bundle_runner import call_args
-from .launches import LaunchRecord, restore
-from .poison import poison_args
-from .protocol import op
+from ..bundle_runner import call_args
+from ..bundle_state import BundleState, candidate_launcher, get_bundle, model_runner, problem_of, stitched_modules
+from ..measure import memory, timing
+from ..measure.launches import LaunchRecord, restore
+from ..measure.poison import poison_args
+from ..protocol import op
+from .bundle_ops import run_baseline
 
 
 def require_gpu(state: BundleState) -> dict | None:

@@ -31,10 +31,10 @@ from collections import defaultdict
 
 import torch
 
-from . import timing
-from .bundle_ops import loaded_bundles, compiled_candidates, stitched_modules, get_bundle, model_runner
+from ..bundle_state import compiled_candidates, get_bundle, loaded_bundles, model_runner, stitched_modules
+from ..measure import timing
+from ..protocol import op
 from .gpu_ops import Switch
-from .protocol import op
 
 
 def _wall_times(fns, prepare, reps: int) -> list[float]:
@@ -135,7 +135,7 @@ def side_by_side(state, req: dict) -> dict:
 def forget_bundles(req: dict) -> dict:
     """Drops every loaded bundle, compiled candidate and Dynamo cache entry, and returns cached GPU
     memory: one worker serves a whole suite, and one problem's tensors must not crowd the next."""
-    from . import memory, timing
+    from ..measure import memory, timing
 
     n = len(loaded_bundles)
     loaded_bundles.clear()
