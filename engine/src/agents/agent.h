@@ -1,4 +1,4 @@
-// The five agent roles (DESIGN "The five agents"): one interface per role, with
+// The five agent roles (docs/design.md, "The five agents"): one interface per role, with
 // implementations side by side in agents/<role>/ and chosen by name from the
 // registry (registry.cpp): built-in (agents/<role>/builtin.*), LLM
 // (agents/<role>/llm.*, docs/llm.md), or hybrid, where both propose and compete.

@@ -1,6 +1,6 @@
 // The roofline side of the profiler: the bytes a kernel must move and the FLOPs
 // it must do, counted from its launches' real arguments, and the floor those
-// imply on the measured ceilings (DESIGN "Measuring"). The floor is a lower
+// imply on the measured ceilings (docs/design.md, "Measuring on the GPU"). The floor is a lower
 // bound on the kernel's time: no candidate can beat it, and the search stops
 // early once a candidate is close to it.
 #pragma once

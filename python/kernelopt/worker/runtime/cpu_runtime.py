@@ -78,8 +78,9 @@ def load_kernel(kernel_name: str, source: str, device: str, config: dict | None 
     CPU: an interpreter Launcher, pinned to `config` if given. CUDA without a config:
     Inductor's own kernel object (CachingAutotuner, autotuning as in the module). CUDA
     with a config: a Launcher over the compiled @triton.jit function, launched with that
-    config and the grid Inductor would compute (DESIGN: "launch the raw @triton.jit
-    function yourself"), since Inductor's object would autotune over its own configs.
+    config and the grid Inductor would compute (docs/design.md, "Known mechanics": a pinned
+    config launches the raw @triton.jit function), since Inductor's object would autotune over
+    its own configs.
     """
     if device == "cpu":
         check_interpreter()

@@ -12,7 +12,7 @@ namespace kopt::agents::templates {
 // Inductor tiles them [XBLOCK outputs, R0_BLOCK reduced], so the loads run along the
 // tile's first dimension while its accumulators and reduction run along the second, and
 // Triton converts layouts between the two. The template transposes the tile to
-// [R0_BLOCK rows, XBLOCK columns] (DESIGN "Reductions over a strided dimension"): each
+// [R0_BLOCK rows, XBLOCK columns] (docs/design.md, "What expert kernel means here": coalesce): each
 // program reads rows of XBLOCK adjacent columns coalesced, accumulates down the rows in the
 // same layout and reduces across them once at the end. Every statement of the kernel is
 // kept; only its tile orientation changes (broadcast axes swapped, reduction axis 1 -> 0),

@@ -7,7 +7,7 @@
 
 namespace kopt::agents::templates {
 
-// Sliding-window 2D max / average pooling (DESIGN "expert kernel"): a program owns a
+// Sliding-window 2D max / average pooling (docs/design.md, "What expert kernel means here"): a program owns a
 // block of output columns of one (n, c) plane and streams down a chunk of output
 // rows; each input row's horizontal window result is computed once and the last
 // K - S of them stay in registers, so every input element comes from memory once and
