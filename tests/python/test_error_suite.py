@@ -24,6 +24,9 @@ HEADER = re.compile(r"# expect: (G\d)(?: (\w+))?; bundle: (\S+); kernel: (\S+)")
 # A file whose candidate never ends is judged with a short per-request timeout (the bundle's own
 # loading has a separate limit, so this is the candidate's time only).
 SHORT_TIMEOUT = {"timeout": ["--timeout", "30"]}
+# Candidates right under CPU mode's default config (one program, one loop pass on these bundles): only G2's
+# run under the small config (several programs and passes) may reject them.
+SMALL_CONFIG_ONLY = {"g2_program_id_early_exit.py", "g2_partial_loop_range.py"}
 
 
 def verify(kernelopt_bin, bundle, kernel, candidate, tmp_path, *extra, seeds=3):
@@ -69,6 +72,10 @@ def test_hostile_candidate_is_rejected_at_its_gate(kernelopt_bin, path, tmp_path
                 len(failed[0]["message"]) > 40, failed
     if gate == "G2":
         assert_g2_reason(check, last["evidence"])
+    if path.name in SMALL_CONFIG_ONLY and DEVICE == "cpu":
+        first, *_, failing = last["evidence"]["runs"]
+        assert first["match"] and "config" not in first, first  # at its own config the candidate passes
+        assert failing["inputs"] == "recorded" and failing["config"].startswith("small "), failing
 
 
 def kernel_source(bundle):

@@ -1,0 +1,70 @@
+// Which blocks G2's small config shrinks (verify/small_config.h), on corpus kernels.
+#include <gtest/gtest.h>
+
+#include "artifact/pin_config.h"
+#include "test_util.h"
+#include "verify/small_config.h"
+
+using namespace kopt;
+using nlohmann::json;
+
+namespace {
+
+const ir::Kernel& kernel(const ir::Bundle& b, const std::string& name) {
+  const ir::Kernel* k = b.graphs.at(0)->find_kernel(name);
+  EXPECT_NE(k, nullptr) << name;
+  return *k;
+}
+
+TEST(SmallConfig, PointwiseXblockShrinksToTwoPrograms) {
+  auto b = kopt::testing::corpus("gelu_scale");
+  const ir::Kernel& k = kernel(*b, "triton_poi_fused_add_gelu_mul_0");  // size_hints x: 65536
+  EXPECT_EQ(verify::small_config(k, k.source),
+            (json{{"XBLOCK", 32768}, {"num_warps", 4}, {"num_stages", 1}}));
+  // Pinned to a block that already gives many programs: nothing to shrink, no extra run.
+  EXPECT_EQ(verify::small_config(k, ir::pin_config(k.source, k.name, {{"XBLOCK", 256}, {"num_warps", 4}})),
+            std::nullopt);
+}
+
+TEST(SmallConfig, LoopedReductionShrinksXblockAndItsLoopStep) {
+  auto b = kopt::testing::corpus("row_sum_long");
+  const ir::Kernel& k = kernel(*b, "triton_red_fused_sum_0");  // x: 64, r0_: 8192, `tl.range(0, r0_numel, R0_BLOCK)`
+  // Halves (32 x 4096) pass the tile budget of 65536: the larger block halves again.
+  EXPECT_EQ(verify::small_config(k, k.source),
+            (json{{"XBLOCK", 32}, {"R0_BLOCK", 2048}, {"num_warps", 4}, {"num_stages", 1}}));
+  // Through an alias of the block, as Inductor writes `RBLOCK: tl.constexpr = R0_BLOCK`.
+  std::string aliased = kopt::testing::replaced(kopt::testing::replaced(k.source, "tl.range(0, r0_numel, R0_BLOCK)",
+                                                            "tl.range(0, r0_numel, RB)"),
+                                          "    xoffset", "    RB: tl.constexpr = R0_BLOCK\n    xoffset");
+  EXPECT_EQ(verify::small_config(k, aliased).value()["R0_BLOCK"], 2048);
+}
+
+TEST(SmallConfig, PersistentReductionKeepsItsRowBlock) {
+  // Modern persistent reductions set R0_BLOCK in the body: only XBLOCK is a parameter.
+  auto b = kopt::testing::corpus("softmax_lastdim");
+  const ir::Kernel& k = kernel(*b, "triton_per_fused__softmax_exp_prepare_softmax_online_sub_0");  // x: 128
+  EXPECT_EQ(verify::small_config(k, k.source), (json{{"XBLOCK", 64}, {"num_warps", 4}, {"num_stages", 1}}));
+  // A candidate that covers the row in one block (no loop over R0_BLOCK) keeps it: at its pinned value,
+  // or the whole row's power of two.
+  auto r = kopt::testing::corpus("row_sum_long");
+  const ir::Kernel& red = kernel(*r, "triton_red_fused_sum_0");
+  std::string one_block = kopt::testing::replaced(red.source, "tl.range(0, r0_numel, R0_BLOCK)", "tl.range(0, 1)");
+  EXPECT_EQ(verify::small_config(red, one_block),
+            (json{{"XBLOCK", 8}, {"R0_BLOCK", 8192}, {"num_warps", 4}, {"num_stages", 1}}));
+  std::string pinned = ir::pin_config(one_block, red.name, {{"XBLOCK", 64}, {"R0_BLOCK", 1024}, {"num_warps", 8}});
+  EXPECT_EQ(verify::small_config(red, pinned),
+            (json{{"XBLOCK", 32}, {"R0_BLOCK", 1024}, {"num_warps", 8}, {"num_stages", 1}}));
+}
+
+TEST(SmallConfig, NoBlockParametersNoSmallRun) {
+  // A template's blocks are constants of its source, and it computes its own grid.
+  auto b = kopt::testing::corpus("matmul__max-autotune-no-cudagraphs");
+  const ir::Kernel& k = kernel(*b, "triton_tem_fused_mm_0");
+  EXPECT_EQ(verify::small_config(k, k.source), std::nullopt);
+  // A pointwise kernel of one element: no block can give two programs.
+  ir::Kernel one = kernel(*kopt::testing::corpus("gelu_scale"), "triton_poi_fused_add_gelu_mul_0");
+  one.size_hints = {{"x", 1}};
+  EXPECT_EQ(verify::small_config(one, one.source), std::nullopt);
+}
+
+}  // namespace
