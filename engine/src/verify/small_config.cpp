@@ -5,6 +5,7 @@
 #include <set>
 
 #include "artifact/literal.h"
+#include "artifact/pyparse/visit.h"
 #include "verify/static/static_util.h"
 
 namespace kopt::verify {
@@ -32,7 +33,7 @@ int64_t pow2_floor(int64_t n) {
 std::set<std::string> loop_steps(const py::Node* fn) {
   std::map<std::string, std::string> alias;
   std::set<std::string> steps;
-  walk(fn, [&](const py::Node* n) {
+  py::walk(fn, [&](const py::Node* n) {
     const py::Node* value = n->child("value");
     if (n->is("AnnAssign") && value && value->is("Name") && n->child("target")->is("Name"))
       alias[std::string(n->child("target")->ident("id"))] = value->ident("id");
@@ -46,7 +47,6 @@ std::set<std::string> loop_steps(const py::Node* fn) {
           it->list("args")[2]->is("Name"))
         steps.insert(std::string(it->list("args")[2]->ident("id")));
     }
-    return true;
   });
   std::set<std::string> out;
   for (std::string s : steps) {
