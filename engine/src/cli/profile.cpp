@@ -13,7 +13,7 @@
 #include "pipeline/workers.h"
 #include "results/db.h"
 #include "util/error.h"
-#include "worker/supervisor.h"
+#include "worker/client.h"
 
 namespace kopt::cli {
 
@@ -43,17 +43,18 @@ int profile(const ProfileOptions& o) {
     out["ceilings"] = pipeline::gpu_ceilings(sup, db, timeout, [&](const std::string& w) { progress(o.quiet, w); });
   }
   progress(o.quiet, "running the baseline module against the eager model");
-  nlohmann::json base = pipeline::must(sup.call({{"op", "run_baseline"}, {"bundle", o.bundle}}, timeout), "the baseline run");
+  nlohmann::json base = pipeline::must(worker::run_baseline(sup, o.bundle, timeout), "the baseline run");
   out["baseline"] = {{"match", base["match"]}, {"comparison", base["comparison"]}, {"launches", base["launches"]}};
   if (!base["match"].get<bool>()) {
     // Vendor kernels may pick other algorithms (TF32 convolutions, split-K GEMMs) than eager did:
     // the float64 model says whether the baseline is still as accurate as its precision allows.
     progress(o.quiet, "baseline differs from eager; comparing it with the model in float64");
-    nlohmann::json fp64 = pipeline::must(sup.call({{"op", "run_fp64"}, {"bundle", o.bundle}}, timeout), "the float64 run");
+    nlohmann::json fp64 = pipeline::must(worker::run_fp64(sup, o.bundle, timeout), "the float64 run");
     out["baseline"]["vs_fp64"] = fp64["baseline_vs_fp64"];
   }
   progress(o.quiet, "profiling the module");
-  nlohmann::json prof = pipeline::must(sup.call({{"op", "profile"}, {"bundle", o.bundle}, {"reps", o.reps}}, timeout), "profiling");
+  nlohmann::json prof =
+      pipeline::must(worker::profile(sup, {.bundle = o.bundle, .reps = o.reps}, timeout), "profiling");
   prof.erase("id"), prof.erase("ok");
   out["profile"] = prof;
   db.add_record("profile", o.bundle, out);

@@ -17,6 +17,7 @@
 #include "util/error.h"
 #include "verify/cascade.h"
 #include "verify/end_to_end.h"
+#include "worker/client.h"
 
 namespace kopt::cli {
 
@@ -92,7 +93,7 @@ int verify(const VerifyOptions& o) {
   std::unique_ptr<worker::Supervisor> sup = pipeline::start_worker(o.device, o.gpu);
   verify::CascadeOptions co = o.gate;
   // The baseline's settled configs, so G3 and the end-to-end gate change only the candidate (stitch.h).
-  json launches = sup->call({{"op", "record_launches"}, {"bundle", o.bundle}}, co.load_timeout);
+  json launches = worker::record_launches(*sup, o.bundle, co.load_timeout);
   if (launches.contains("launches")) co.pins = stitch::pins_of(launches["launches"]);
   verify::CascadeResult r = verify::run_cascade(*sup, *bundle, graph, *kernel, candidate, co);
   if (r.accepted) {

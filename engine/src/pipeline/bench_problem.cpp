@@ -12,6 +12,7 @@
 #include "pipeline/job.h"
 #include "util/error.h"
 #include "verify/rules.h"
+#include "worker/client.h"
 #include "worker/memory.h"
 
 namespace kopt::pipeline {
@@ -197,7 +198,7 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
 
   // 2. The result's modules: the optimized ones, or (fallback) the bundle's own.
   bool changed = report.is_object() && report["module"].value("changed", false);
-  json sources = json::array();
+  std::vector<std::string> sources;
   if (report.is_object()) {
     row["stages"] = json::object();  // where the problem's time went: seconds per stage of the job, then the bench's
     for (const json& st : report.value("stages", json::array())) row["stages"][st.value("name", "?")] = st["seconds"];
@@ -223,12 +224,12 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
   auto t_check = std::chrono::steady_clock::now();
   // 3. Correct? The final model against torch.compile's (G3's rule, docs/gates.md) and against eager.
   verify::CascadeOptions co;
-  json rm = sup.call({{"op", "run_module"}, {"bundle", bundle}, {"sources", sources}, {"tolerances", co.tol.to_json()}},
-                     timeout);
-  if (!verify::failed_reply(rm) && !rm["vs_baseline"].value("ok", false))
-    rm = sup.call({{"op", "run_module"}, {"bundle", bundle}, {"sources", sources}, {"fp64", true},
-                   {"tolerances", co.tol.to_json()}},
-                  timeout);
+  worker::RunModuleRequest check{.bundle = bundle, .sources = sources, .tolerances = co.tol.to_json()};
+  json rm = worker::run_module(sup, check, timeout);
+  if (!verify::failed_reply(rm) && !rm["vs_baseline"].value("ok", false)) {
+    check.fp64 = true;
+    rm = worker::run_module(sup, check, timeout);
+  }
   if (verify::failed_reply(rm))
     return opt_error.empty() ? fail("the result did not run: " + reply_reason(rm), rm) : fail(opt_error);
   // Within tolerance of torch.compile's output, or else (the fp64 reply) no less accurate than it.
@@ -238,9 +239,9 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
   if (row["stages"].is_object()) row["stages"]["bench_check"] = since(t_check);
   auto t_times = std::chrono::steady_clock::now();
   // 4. Times, side by side in one process (GPU only).
-  json treq = {{"op", "bench_times"}, {"bundle", bundle}, {"reps", o.reps}};
-  if (changed) treq["sources"] = sources;
-  json t = sup.call(treq, timeout);
+  worker::BenchTimesRequest treq{.bundle = bundle, .reps = o.reps};
+  if (changed) treq.sources = sources;
+  json t = worker::bench_times(sup, treq, timeout);
   if (verify::failed_reply(t))
     return opt_error.empty() ? fail("timing failed: " + reply_reason(t), t) : fail(opt_error);
   if (row["stages"].is_object()) row["stages"]["bench_times"] = since(t_times);

@@ -25,6 +25,7 @@
 #include "util/error.h"
 #include "util/split.h"
 #include "verify/cascade.h"
+#include "worker/client.h"
 #include "worker/memory.h"
 
 namespace kopt::pipeline {
@@ -93,7 +94,7 @@ constexpr int64_t kLeakWarnBytes = 256LL << 20;
 // forget_bundles after a problem: the worker drops its state; what it still holds in use goes into the
 // row, with a warning when that is well above what it held before the problem (`before`).
 void forget_problem(worker::Supervisor& sup, json& row, std::optional<int64_t> before) {
-  json f = sup.call({{"op", "forget_bundles"}}, std::chrono::seconds(120));
+  json f = worker::forget_bundles(sup, std::chrono::seconds(120));
   if (!f.value("ok", false)) {
     std::cerr << "[bench] warning: the worker did not drop the finished problem's state: "
               << f.value("error", "?").substr(0, 200) << "\n";

@@ -11,6 +11,7 @@
 #include "profile/family.h"
 #include "util/error.h"
 #include "util/split.h"
+#include "worker/client.h"
 #include "worker/memory.h"
 
 namespace kopt::pipeline {
@@ -76,7 +77,7 @@ void baseline(Job& job) {
   // The job's peak device memory counts from here: the ceilings' 2 GiB copy before it is not the model's.
   worker::read_memory(*job.sup, true);
   job.say("running the baseline module against the eager model");
-  job.baseline = must(job.sup->call({{"op", "run_baseline"}, {"bundle", job.bundle_dir}}, job.timeout()),
+  job.baseline = must(worker::run_baseline(*job.sup, job.bundle_dir, job.timeout()),
                       "the baseline run");
   if (const json& sec = job.baseline.value("seconds", json()); sec.is_object()) {
     // Where the baseline's time went (the worker's split): loading the bundle, the three model runs.
@@ -88,13 +89,13 @@ void baseline(Job& job) {
   if (!job.baseline["match"].get<bool>()) {
     // Vendor kernels may differ from eager (TF32 convolutions); the float64 model decides whether the
     // baseline is still as accurate as its precision allows. G3 compares candidates with the same rule.
-    json fp64 = must(job.sup->call({{"op", "run_fp64"}, {"bundle", job.bundle_dir}}, job.timeout()), "the float64 run");
+    json fp64 = must(worker::run_fp64(*job.sup, job.bundle_dir, job.timeout()), "the float64 run");
     job.baseline["vs_fp64"] = fp64["baseline_vs_fp64"];
   }
 }
 
 void record_launches(Job& job) {
-  json r = must(job.sup->call({{"op", "record_launches"}, {"bundle", job.bundle_dir}}, job.timeout()),
+  json r = must(worker::record_launches(*job.sup, job.bundle_dir, job.timeout()),
                 "recording the kernels' launches");
   for (const json& l : r["launches"]) job.launches[l.value("name", "")].push_back(l);
   job.pins = stitch::pins_of(r["launches"]);
@@ -103,7 +104,7 @@ void record_launches(Job& job) {
 void profile(Job& job) {
   if (!job.gpu()) return;
   job.say("profiling the baseline module");
-  job.profile = must(job.sup->call({{"op", "profile"}, {"bundle", job.bundle_dir}, {"reps", 20}}, job.timeout()),
+  job.profile = must(worker::profile(*job.sup, {.bundle = job.bundle_dir, .reps = 20}, job.timeout()),
                      "profiling");
 }
 

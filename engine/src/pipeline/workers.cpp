@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "util/error.h"
+#include "worker/client.h"
 
 namespace kopt::pipeline {
 
@@ -55,7 +56,7 @@ json_t gpu_ceilings(worker::Supervisor& sup, results::ResultsDb& db, std::chrono
               triton = hello["versions"].value("triton", "?");
   if (auto cached = db.ceilings(gpu, torch, triton)) return *cached;
   say("measuring ceilings (copy bandwidth, matmul rates); cached for this GPU afterwards");
-  json_t c = must(sup.call({{"op", "ceilings"}}, timeout), "measuring ceilings");
+  json_t c = must(worker::ceilings(sup, timeout), "measuring ceilings");
   c.erase("id"), c.erase("ok");
   db.put_ceilings(gpu, torch, triton, c);
   return c;

@@ -7,6 +7,7 @@
 #include "results/key.h"
 #include "results/record.h"
 #include "verify/outputs.h"
+#include "worker/client.h"
 
 namespace kopt::search {
 
@@ -152,13 +153,15 @@ class KernelSearch {
   }
 
   void screen_batch(const std::vector<size_t>& todo) {
-    json sources = json::array();
+    std::vector<std::string> sources;
     for (size_t i : todo) sources.push_back(out_.candidates[i].candidate.source);
     auto t0 = Clock::now();
-    json r = sup_.call({{"op", "screen"}, {"bundle", b_.dir}, {"graph", graph_}, {"kernel", out_.profile.kernel->name},
-                        {"sources", sources}, {"reps", o_.screen_reps},
-                        {"poison", verify::pure_output_args(*out_.profile.kernel)}},
-                       o_.cascade.timeout);
+    json r = worker::screen(sup_,
+                            {.at = {b_.dir, graph_, out_.profile.kernel->name},
+                             .sources = sources,
+                             .reps = o_.screen_reps,
+                             .poison = verify::pure_output_args(*out_.profile.kernel)},
+                            o_.cascade.timeout);
     if (!r.value("ok", false)) {
       say("screening failed: " + r.value("error", "?").substr(0, 200));
       for (size_t i : todo) out_.candidates[i].screen_error = "screening failed: " + r.value("error", "?").substr(0, 200);

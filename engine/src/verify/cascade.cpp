@@ -15,6 +15,7 @@
 #include "verify/rules.h"
 #include "verify/small_config.h"
 #include "verify/static/g1.h"
+#include "worker/client.h"
 
 namespace kopt::verify {
 
@@ -83,10 +84,10 @@ std::vector<G2Run> g2_runs(int seeds, bool small) {
 GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const ir::Kernel& k,
               const std::string& source, const CascadeOptions& o) {
   const std::string& bundle = b.dir;
-  json base = {{"op", "run_kernel"}, {"bundle", bundle}, {"graph", graph}, {"kernel", k.name}, {"source", source},
-               {"poison", pure_output_args(k)}, {"tolerances", o.tol.to_json()}};
+  worker::RunKernelRequest base{.at = {bundle, graph, k.name}, .source = source, .poison = pure_output_args(k),
+                                .tolerances = o.tol.to_json()};
   // A workspace the host allocates for this launch alone and frees after it holds nothing anyone reads.
-  if (std::vector<size_t> scratch = scratch_args(*b.graphs.at(graph), k); !scratch.empty()) base["scratch"] = scratch;
+  base.scratch = scratch_args(*b.graphs.at(graph), k);
   json runs = json::array();
   bool rounding = false;  // some run differed from the original at rounding level only
   // The reference stays the original at its own config (the ground truth, and no second original run):
@@ -95,14 +96,14 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
   // The real recorded inputs first (run twice: nondeterminism beyond rounding fails), then fresh seeds.
   for (const G2Run& run : g2_runs(o.seeds, small.has_value())) {
     for (size_t launch = 0; launch < k.launch_count; ++launch) {
-      json req = base;
-      req["launch"] = launch;
-      req["poison_fill"] = run.fill;
-      if (run.seed >= 0) req["seed"] = run.seed;
-      if (run.seed >= 0 && std::string_view(run.inputs) != "matched") req["inputs"] = run.inputs;
-      if (run.repeat) req["repeat"] = true;
-      if (run.small) req["config"] = *small;
-      json r = sup.call(req, o.timeout);
+      worker::RunKernelRequest req = base;
+      req.launch = launch;
+      req.poison_fill = run.fill;
+      if (run.seed >= 0) req.seed = run.seed;
+      if (run.seed >= 0) req.inputs = run.inputs;
+      req.repeat = run.repeat;
+      if (run.small) req.config = *small;
+      json r = worker::run_kernel(sup, req, o.timeout);
       std::string label = run.seed < 0 ? std::string("recorded") : fmt::format("seed {}", run.seed);
       if (run.seed >= 0 && std::string_view(run.inputs) != "matched") label += fmt::format(" ({})", run.inputs);
       json summary = {{"launch", launch}, {"inputs", label}, {"poison_fill", run.fill}};
@@ -148,9 +149,8 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
 GateRecord g3(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const ir::Kernel& k,
               const std::string& source, const CascadeOptions& o, bool fp64_only) {
   std::string stitched = stitch::stitch(*b.graphs.at(graph), {{k.name, source, "candidate"}}, o.pins);
-  json r = sup.call({{"op", "run_module"}, {"bundle", b.dir}, {"graph", graph}, {"source", stitched}, {"fp64", true},
-                     {"tolerances", o.tol.to_json()}},
-                    o.timeout);
+  json r = worker::run_module(
+      sup, {.bundle = b.dir, .source = stitched, .graph = graph, .fp64 = true, .tolerances = o.tol.to_json()}, o.timeout);
   if (failed_reply(r)) return {"G3", "failed", reply_evidence(r)};
   Verdict v = model_verdict(r, o, fp64_only);
   return {"G3", v.passed ? "passed" : "failed", v.evidence};
@@ -160,9 +160,8 @@ GateRecord g4(worker::Supervisor& sup, const std::string& bundle, size_t graph, 
               const std::string& source, const CascadeOptions& o) {
   // Pure outputs are poisoned before every timed repetition (outside the timed region), so a
   // candidate cannot reuse what it left in them on the previous call.
-  json r = sup.call({{"op", "time_kernel"}, {"bundle", bundle}, {"graph", graph}, {"kernel", k.name},
-                     {"source", source}, {"reps", o.reps}, {"poison", pure_output_args(k)}},
-                    o.timeout);
+  json r = worker::time_kernel(
+      sup, {.at = {bundle, graph, k.name}, .source = source, .reps = o.reps, .poison = pure_output_args(k)}, o.timeout);
   if (failed_reply(r)) return {"G4", "failed", reply_evidence(r)};
   if (!r.value("measured", false)) return {"G4", "not_measured", {{"reason", r.value("reason", "")}}};
   Verdict v = timing_verdict(r["baseline"], r["candidate"], o.gamma, "candidate");

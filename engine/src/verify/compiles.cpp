@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "verify/rules.h"
+#include "worker/client.h"
 
 namespace kopt::verify {
 
@@ -22,12 +23,10 @@ std::string failure_message(const json& r, const std::string& during) {
 Finding check_compiles(worker::Supervisor& sup, const std::string& bundle, size_t graph, const ir::Kernel& k,
                        const std::string& source, const CascadeOptions& o) {
   // The baseline first, under its own limit: the candidate's timeout is for the candidate's code.
-  json loaded = sup.call({{"op", "record_launches"}, {"bundle", bundle}}, o.load_timeout);
+  json loaded = worker::record_launches(sup, bundle, o.load_timeout);
   if (failed_reply(loaded))
     return {"compiles", false, failure_message(loaded, "the baseline did not load, so nothing could be compiled")};
-  json r = sup.call({{"op", "compile_kernel"}, {"bundle", bundle}, {"graph", graph}, {"kernel", k.name},
-                     {"launch", 0}, {"source", source}},
-                    o.timeout);
+  json r = worker::compile_kernel(sup, {.at = {bundle, graph, k.name}, .source = source}, o.timeout);
   if (failed_reply(r)) return {"compiles", false, failure_message(r, "compiling the candidate failed")};
   if (!r.value("compiled", false))
     return {"compiles", false, "Triton rejects the candidate: " + r.value("error", std::string("(no error text)"))};

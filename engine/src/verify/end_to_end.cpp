@@ -4,6 +4,7 @@
 
 #include "util/error.h"
 #include "verify/rules.h"
+#include "worker/client.h"
 
 namespace kopt::verify {
 
@@ -13,14 +14,12 @@ GateRecord end_to_end(worker::Supervisor& sup, const ir::Bundle& b, const std::v
                       const CascadeOptions& o) {
   KOPT_INTERNAL_ASSERT(stitched_sources.size() == b.graphs.size(),
                        fmt::format("end_to_end: {} module(s) for {} graph(s)", stitched_sources.size(), b.graphs.size()));
-  json sources = stitched_sources;
-  json loaded = sup.call({{"op", "load_bundle"}, {"bundle", b.dir}}, o.load_timeout);
+  json loaded = worker::load_bundle(sup, b.dir, o.load_timeout);
   if (failed_reply(loaded)) return {"E2E", "failed", {{"correctness", reply_evidence(loaded)},
                                                       {"reason", "the baseline did not load"}}};
 
-  json r = sup.call({{"op", "run_module"}, {"bundle", b.dir}, {"sources", sources}, {"fp64", true},
-                     {"tolerances", o.tol.to_json()}},
-                    o.timeout);
+  json r = worker::run_module(
+      sup, {.bundle = b.dir, .sources = stitched_sources, .fp64 = true, .tolerances = o.tol.to_json()}, o.timeout);
   if (failed_reply(r))
     return {"E2E", "failed", {{"correctness", reply_evidence(r)}, {"reason", "the stitched model did not run"}}};
   Verdict correct = model_verdict(r, o, o.fp64_rule_only);
@@ -30,7 +29,7 @@ GateRecord end_to_end(worker::Supervisor& sup, const ir::Bundle& b, const std::v
     return {"E2E", "failed", ev};
   }
 
-  json t = sup.call({{"op", "time_module"}, {"bundle", b.dir}, {"sources", sources}, {"reps", o.reps}}, o.timeout);
+  json t = worker::time_module(sup, {.bundle = b.dir, .sources = stitched_sources, .reps = o.reps}, o.timeout);
   if (failed_reply(t)) {
     ev["timing"] = reply_evidence(t);
     ev["reason"] = "timing the stitched model failed";

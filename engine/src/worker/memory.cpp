@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "worker/client.h"
+
 namespace kopt::worker {
 
 using nlohmann::json;
@@ -51,7 +53,7 @@ MemoryReading combine_memory(const std::vector<json>& replies) {
 }
 
 MemoryReading read_memory(Supervisor& sup, bool reset_peak, std::chrono::milliseconds timeout) {
-  return combine_memory(sup.call_each({{"op", "memory"}, {"reset_peak", reset_peak}}, timeout));
+  return combine_memory(memory(sup, {.reset_peak = reset_peak}, timeout));
 }
 
 std::optional<int64_t> compiled_peak_of(const json& baseline_reply) {
