@@ -1,8 +1,8 @@
-// GELU's 1 + erf / 1 + tanh in closed forms (agents/coder/one_plus.h): which sums it rewrites, what
+// GELU's 1 + erf / 1 + tanh in closed forms (agents/coder/rewrites/one_plus.h): which sums it rewrites, what
 // it leaves, and that the result passes G1.
 #include <gtest/gtest.h>
 
-#include "agents/coder/one_plus.h"
+#include "agents/coder/rewrites/one_plus.h"
 #include "artifact/bundle.h"
 #include "verify/static/g1.h"
 #include "test_util.h"

@@ -1,8 +1,8 @@
-// The single-pass rewrite of looped reductions (agents/coder/single_pass.h) on corpus kernels:
+// The single-pass rewrite of looped reductions (agents/coder/rewrites/single_pass.h) on corpus kernels:
 // it applies where a later pass re-loads a row that fits one block, declines with its reason
 // otherwise, and its candidates pass G1. Correctness through G2/G3: tests/python/test_rewrites.py.
-#include "agents/coder/single_pass.h"
-#include "agents/coder/softmax_folds.h"
+#include "agents/coder/rewrites/single_pass.h"
+#include "agents/coder/rewrites/softmax_folds.h"
 
 #include <algorithm>
 #include <regex>

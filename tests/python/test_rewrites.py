@@ -1,4 +1,4 @@
-"""The coder's source rewrites (engine/src/agents/coder/rewrites.cpp) through the gates:
+"""The coder's source rewrites (engine/src/agents/coder/rewrites/rewrites.cpp) through the gates:
 kopt_rewrite writes the rewrites of a corpus kernel, and `kernelopt verify` must pass each
 through G1-G3 in CPU mode (the Triton interpreter).
 

@@ -7,6 +7,7 @@
 // without passing the verification cascade, which the search runs.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,16 +45,6 @@ struct KernelProfile {
   }
 };
 
-// What the planner decided for one kernel.
-struct Plan {
-  std::vector<std::string> strategies;  // "config", "template:<family>", "rewrite:source", "rewrite" (LLM coder)
-  std::vector<std::string> ideas;       // the LLM planner's ideas, handed to the LLM coder
-  std::string note;                     // why a kernel is not searched, when it is not
-  // Why a strategy that was tried gave nothing: the template's decline, each source rewrite's
-  // ("template:softmax: the kernel fuses aten.where with the softmax"). In report.json as `declined`.
-  std::vector<std::string> declined;
-};
-
 // A proposed replacement for one kernel: a full kernel source (the launch site stays unchanged).
 struct Candidate {
   std::string id;           // c1, c2, ... unique within a kernel
@@ -65,6 +56,20 @@ struct Candidate {
   // launch grid, pinned to the baseline's config): the tuner and reviewer re-pin `source` itself.
   bool own_config_space = false;
   std::string parent;       // the candidate it was derived from (tuner, reviewer); empty for the coder's
+};
+
+// What the planner decided for one kernel.
+struct Plan {
+  std::vector<std::string> strategies;  // "config", "template:<family>", "rewrite:source", "rewrite" (LLM coder)
+  std::vector<std::string> ideas;       // the LLM planner's ideas, handed to the LLM coder
+  std::string note;                     // why a kernel is not searched, when it is not
+  // Why a strategy that was tried gave nothing: the template's decline, each source rewrite's
+  // ("template:softmax: the kernel fuses aten.where with the softmax"). In report.json as `declined`.
+  std::vector<std::string> declined;
+  // What the built-in coder made while the planner asked it which strategies give anything, per
+  // strategy ("template:softmax", "rewrite:source"): the coder proposes these instead of building
+  // them again.
+  std::map<std::string, std::vector<Candidate>> built;
 };
 
 class Profiler {

@@ -1,5 +1,5 @@
 // kopt_rewrite BUNDLE KERNEL OUT_DIR: writes each source rewrite of one kernel of a
-// bundle (agents/coder/rewrites.h; no launches known, so none that needs them) to
+// bundle (agents/coder/rewrites/rewrites.h; no launches known, so none that needs them) to
 // OUT_DIR/rewrite_N.py and prints [{"description", "file"}] as JSON, or the reasons
 // every rewrite declined on stderr (exit 1). A test tool (tests/python/test_rewrites.py),
 // not part of the product: the optimizer proposes the same candidates itself.
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agents/coder/rewrites.h"
+#include "agents/coder/rewrites/rewrites.h"
 #include "artifact/bundle.h"
 
 int main(int argc, char** argv) {

@@ -1,12 +1,14 @@
 // Built-in coder: for the "config" strategy, the kernel's own source with each
 // launch config of the safe config space pinned (agents/coder/config_space.h).
-// Templates of expert kernels per family ("template:<family>") and
-// semantics-preserving rewrites of the kernel's own source ("rewrite:source",
-// agents/coder/rewrites.h) are further strategies.
+// Templates of expert kernels per family ("template:<family>",
+// agents/coder/templates/templates.h) and semantics-preserving rewrites of the
+// kernel's own source ("rewrite:source", agents/coder/rewrites/rewrites.h) are
+// further strategies, each a table of generators: the planner runs them once
+// (generate) and the coder proposes what they built.
 #include "agents/coder/builtin.h"
 
 #include "agents/coder/config_space.h"
-#include "agents/coder/rewrites.h"
+#include "agents/coder/rewrites/rewrites.h"
 #include "agents/coder/templates/templates.h"
 #include "artifact/pin_config.h"
 
@@ -41,6 +43,22 @@ std::vector<Candidate> config_candidates(const KernelProfile& k, const std::vect
   return out;
 }
 
+std::vector<Generated> generate(const KernelProfile& k) {
+  std::vector<Generated> out;
+  if (templates::has_template(k.family)) {
+    Generated& g = out.emplace_back();
+    g.strategy = "template:" + k.family;
+    g.candidates = templates::instantiate(k, &g.why);
+    if (g.candidates.empty()) g.declined = g.strategy + ": " + g.why;
+  }
+  Generated& g = out.emplace_back();
+  g.strategy = "rewrite:source";
+  // Some rewrites may decline while others apply: their reasons are listed either way.
+  g.candidates = rewrites::candidates(k, &g.why);
+  if (!g.why.empty()) g.declined = "rewrite: " + g.why;
+  return out;
+}
+
 std::vector<Candidate> BuiltinCoder::propose(const KernelProfile& k, const Plan& p) {
   // One list per strategy, each most promising first; merged round-robin (below) so that a
   // search whose budget screens only its first batch sees the head of every strategy, not 15
@@ -48,14 +66,19 @@ std::vector<Candidate> BuiltinCoder::propose(const KernelProfile& k, const Plan&
   std::vector<std::vector<Candidate>> groups;
   for (const std::string& strategy : p.strategies) {
     std::vector<Candidate>& out = groups.emplace_back();
+    // Built while planning (Plan::built); a plan made elsewhere (a test's, the LLM planner's) has none.
+    if (auto built = p.built.find(strategy); built != p.built.end()) {
+      out = built->second;
+      continue;
+    }
     if (strategy.rfind("template:", 0) == 0) {
       std::string why;
-      for (Candidate& c : templates::instantiate(k, &why)) out.push_back(std::move(c));
+      out = templates::instantiate(k, &why);
       continue;
     }
     if (strategy == "rewrite:source") {
       std::string why;
-      for (Candidate& c : rewrites::candidates(k, &why)) out.push_back(std::move(c));
+      out = rewrites::candidates(k, &why);
       continue;
     }
     if (strategy != "config") continue;

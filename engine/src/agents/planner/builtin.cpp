@@ -5,9 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "agents/coder/builtin.h"
 #include "agents/coder/config_space.h"
-#include "agents/coder/rewrites.h"
-#include "agents/coder/templates/templates.h"
 #include "profile/roofline.h"
 
 namespace kopt::agents {
@@ -25,17 +24,17 @@ Plan BuiltinPlanner::plan(const KernelProfile& k) {
     return p;
   }
   // Templates first: an expert kernel of the family can change the memory traffic, a launch
-  // config only how the same traffic is scheduled.
-  if (templates::has_template(k.family)) {
-    std::string template_why;
-    if (!templates::instantiate(k, &template_why).empty()) p.strategies.push_back("template:" + k.family);
-    else p.declined.push_back("template:" + k.family + ": " + template_why);
-  }
-  // Rewrites next: the kernel's own source, made cheaper without changing what it computes;
-  // they keep Inductor's heuristics, so they compete with the configs on the same footing.
+  // config only how the same traffic is scheduled. Rewrites next: the kernel's own source, made
+  // cheaper without changing what it computes; they keep Inductor's heuristics, so they compete with
+  // the configs on the same footing. The coder builds each once, here; the search proposes those.
   std::string rewrite_why;
-  if (rewrites::applies(k, &rewrite_why)) p.strategies.push_back("rewrite:source");
-  if (!rewrite_why.empty()) p.declined.push_back("rewrite: " + rewrite_why);
+  for (Generated& g : generate(k)) {
+    if (g.strategy == "rewrite:source") rewrite_why = g.why;
+    if (!g.declined.empty()) p.declined.push_back(g.declined);
+    if (g.candidates.empty()) continue;
+    p.strategies.push_back(g.strategy);
+    p.built[g.strategy] = std::move(g.candidates);
+  }
   if (kernel_shape(*k.kernel, k.launches.front(), &why)) p.strategies.push_back("config");
   if (p.strategies.empty()) p.note = why + (rewrite_why.empty() ? "" : "; " + rewrite_why);
   return p;

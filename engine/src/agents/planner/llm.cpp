@@ -23,6 +23,7 @@ Plan LlmPlanner::plan(const KernelProfile& k) {
                           : s == "rewrite:source" ? ": kernelopt's semantics-preserving rewrites of the kernel's source\n"
                                           : ": kernelopt's expert template for the family\n");
   Plan p;
+  p.built = std::move(base.built);  // the built-in coder proposes what the built-in planner made
   p.strategies = offered;  // when the reply is unusable, everything offered is tried
   auto [i, reply] = s_->ask("planner", k.kernel->name, {{"facts", llm_support::kernel_facts(k)}, {"strategies", listed}});
   if (!reply.ok) return p;

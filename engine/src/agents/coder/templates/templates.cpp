@@ -15,10 +15,40 @@
 
 namespace kopt::agents::templates {
 
+namespace {
+
+// The template library, registered once: each template's families, the kernel kinds it takes (any
+// when empty: a kernel of the family but another kind is the next entry's), and how it instantiates.
+// has_template and instantiate both read it; the first entry that takes a kernel is its template.
+struct Template {
+  const char* name;
+  bool (*families)(const std::string& family);
+  const char* kind;  // only kernels of this kind ("" = any)
+  std::vector<Candidate> (*instantiate)(const KernelProfile& k, std::string* why_not);
+};
+
+bool softmax_family(const std::string& f) { return f == "softmax" || f == "log_softmax"; }
+bool pooling_family(const std::string& f) { return f == "pooling"; }
+bool scan_family(const std::string& f) { return f == "scan"; }
+bool column_family(const std::string& f) {
+  return f == "reduction" || f == "arg_reduction" || f == "minmax_reduction";
+}
+
+const Template kTemplates[] = {
+    {"row_softmax", softmax_family, "", row_softmax},
+    {"pool2d", pooling_family, "", pool2d},
+    {"row_norm", is_row_norm_family, "", row_norm},
+    {"scan_split", scan_family, "split_scan", scan_split},
+    {"scan_rows", scan_family, "", scan_rows},
+    {"column_reduction", column_family, "", column_reduction},
+};
+
+}  // namespace
+
 bool has_template(const std::string& family) {
-  return family == "softmax" || family == "log_softmax" || family == "pooling" ||
-         family == "scan" || family == "reduction" || family == "arg_reduction" || family == "minmax_reduction" ||
-         is_row_norm_family(family);
+  for (const Template& t : kTemplates)
+    if (t.families(family)) return true;
+  return false;
 }
 
 std::vector<Candidate> decline(std::string* why_not, const std::string& why) {
@@ -38,12 +68,8 @@ bool is_contiguous(const nlohmann::json& t) {
 }
 
 std::vector<Candidate> instantiate(const KernelProfile& k, std::string* why_not) {
-  if (k.family == "softmax" || k.family == "log_softmax") return row_softmax(k, why_not);
-  if (k.family == "pooling") return pool2d(k, why_not);
-  if (is_row_norm_family(k.family)) return row_norm(k, why_not);
-  if (k.family == "scan") return k.kernel->kind == "split_scan" ? scan_split(k, why_not) : scan_rows(k, why_not);
-  if (k.family == "reduction" || k.family == "arg_reduction" || k.family == "minmax_reduction")
-    return column_reduction(k, why_not);
+  for (const Template& t : kTemplates)
+    if (t.families(k.family) && (!*t.kind || k.kernel->kind == t.kind)) return t.instantiate(k, why_not);
   return decline(why_not, "no template for family " + k.family);
 }
 

@@ -12,11 +12,13 @@
 
 namespace kopt::agents::templates {
 
-// Families with a template (the planner offers "template:<family>" for these).
+// Families with a template in the library's table (templates.cpp): the coder tries "template:<family>"
+// for these.
 bool has_template(const std::string& family);
 
-// Instances for `k` (several launch configs of the template), or none when the kernel's
-// shape is outside what the template handles (the reason in *why_not).
+// Instances for `k` from the table's first template that takes its family and kernel kind (several
+// launch configs of it), or none when the kernel's shape is outside what that template handles (the
+// reason in *why_not).
 std::vector<Candidate> instantiate(const KernelProfile& k, std::string* why_not);
 
 // The kernel source with its @triton.jit entry replaced by `entry_def` (a full `def` with its

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "agents/coder/source_edit.h"
+#include "agents/coder/rewrites/source_edit.h"
 
 namespace kopt::agents::rewrites::detail {
 

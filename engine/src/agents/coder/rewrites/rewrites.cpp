@@ -1,4 +1,4 @@
-#include "agents/coder/rewrites.h"
+#include "agents/coder/rewrites/rewrites.h"
 
 #include <algorithm>
 #include <functional>
@@ -6,11 +6,11 @@
 
 #include <fmt/format.h>
 
-#include "agents/coder/one_plus.h"
-#include "agents/coder/source_edit.h"
-#include "agents/coder/single_pass.h"
-#include "agents/coder/transposed_tile.h"
-#include "agents/coder/x_order.h"
+#include "agents/coder/rewrites/one_plus.h"
+#include "agents/coder/rewrites/source_edit.h"
+#include "agents/coder/rewrites/single_pass.h"
+#include "agents/coder/rewrites/transposed_tile.h"
+#include "agents/coder/rewrites/x_order.h"
 #include "artifact/ir.h"
 #include "artifact/pin_config.h"
 #include "artifact/pyparse/edit.h"
@@ -197,75 +197,108 @@ std::vector<std::pair<std::string, std::string>> loop_stages(const std::string& 
   return out;
 }
 
-std::vector<Candidate> candidates(const KernelProfile& k, std::string* why) {
-  std::vector<Candidate> out;
-  std::vector<std::string> declined;
-  // These rewrites keep the kernel's blocks and grid: each runs pinned to the config Inductor's
-  // autotuner chose for the baseline (when the worker reported one), so it keeps the baseline's
-  // reduction layout and rounding (an x-order rewrite is then bit-equal to it), and the stitched
-  // module runs the config the gates verified instead of autotuning again. The tuner steps from it.
+namespace {
+
+// A rewrite keeping the kernel's blocks and grid runs pinned to the config Inductor's autotuner chose
+// for the baseline (when the worker reported one), so it keeps the baseline's reduction layout and
+// rounding (an x-order rewrite is then bit-equal to it), and the stitched module runs the config the
+// gates verified instead of autotuning again. The tuner steps from it.
+std::vector<Candidate> pinned(const KernelProfile& k, std::vector<std::pair<std::string, std::string>> rewritten) {
   const nlohmann::json* chosen = nullptr;
   if (!k.launches.empty() && k.launches.front().contains("config") && k.launches.front()["config"].is_object())
     chosen = &k.launches.front()["config"];
-  auto add = [&](std::string description, std::string source) {
+  std::vector<Candidate> out;
+  for (auto& [description, source] : rewritten) {
     Candidate c;
     c.origin = "rewrite";
     c.description = std::move(description);
     c.source = std::move(source);
     if (chosen)
-      if (auto pinned = ir::pin_baseline_config(*k.kernel, c.source, *chosen)) {
-        c.source = std::move(*pinned);
+      if (auto pin = ir::pin_baseline_config(*k.kernel, c.source, *chosen)) {
+        c.source = std::move(*pin);
         c.config = *chosen;
         c.own_config_space = true;
         c.description += " @ " + ir::describe_config(*chosen);
       }
     out.push_back(std::move(c));
-  };
-  std::string reason;
-  if (auto s = int32_indexing(k.kernel->source, k.kernel->name, k.launches, &reason))
-    add("int32 indexing: 64-bit index widening dropped (every launch's numels and spans < 2^30)", *s);
-  else declined.push_back(reason);
-  reason.clear();
-  auto ev = eviction_hints(k.kernel->source, k.kernel->name, &reason);
-  for (auto& [d, s] : ev) add(d, s);
-  if (ev.empty()) declined.push_back(reason);
-  reason.clear();
-  auto st = loop_stages(k.kernel->source, k.kernel->name, &reason);
-  for (auto& [d, s] : st) add(d, s);
-  if (st.empty()) declined.push_back(reason);
-  reason.clear();
-  if (auto op = one_plus(k.kernel->source, k.kernel->name, stores_half_only(*k.kernel), &reason))
-    add(fmt::format("one plus: GELU's 1 + erf(x) ({}{}) and 1 + tanh(x) ({}) in branch-free closed forms", op->erf,
-                    op->erf && op->half_fit ? ", the half-precision fit" : "", op->tanh),
-        op->source);
-  else declined.push_back(reason);
-  reason.clear();
-  // Reductions only: their rows (a split reduction's partial rows above all) may sit in memory in
-  // another order than their numbering; a pointwise kernel's x is its contiguous output.
-  bool reduction = k.kernel->kind == "reduction" || k.kernel->kind == "persistent_reduction";
-  auto xo = reduction ? x_order(k.kernel->source, k.kernel->name, &reason)
-                      : std::vector<std::pair<std::string, std::string>>{};
-  for (auto& [d, s] : xo) add(d, s);
-  if (!reduction) declined.push_back("x order: not a reduction kernel");
-  else if (xo.empty()) declined.push_back(reason);
-  reason.clear();
-  // First among the rewrites: the ones that change the memory traffic (single_pass.h, transposed_tile.h).
-  std::vector<Candidate> first = single_pass_candidates(k, &reason);
-  if (first.empty()) declined.push_back(reason);
-  reason.clear();
-  if (k.kernel->kind == "pointwise") {
-    std::vector<Candidate> tiles = transposed_tile(k, &reason);
-    if (tiles.empty()) declined.push_back(reason);
-    first.insert(first.end(), std::make_move_iterator(tiles.begin()), std::make_move_iterator(tiles.end()));
-  }
-  out.insert(out.begin(), std::make_move_iterator(first.begin()), std::make_move_iterator(first.end()));
-  if (why) {
-    why->clear();
-    for (const std::string& d : declined) *why += (why->empty() ? "" : "; ") + d;
   }
   return out;
 }
 
-bool applies(const KernelProfile& k, std::string* why) { return !candidates(k, why).empty(); }
+std::vector<Candidate> int32_rewrite(const KernelProfile& k, std::string* why) {
+  auto s = int32_indexing(k.kernel->source, k.kernel->name, k.launches, why);
+  if (!s) return {};
+  return pinned(k, {{"int32 indexing: 64-bit index widening dropped (every launch's numels and spans < 2^30)", *s}});
+}
+
+std::vector<Candidate> eviction_rewrite(const KernelProfile& k, std::string* why) {
+  return pinned(k, eviction_hints(k.kernel->source, k.kernel->name, why));
+}
+
+std::vector<Candidate> loop_stages_rewrite(const KernelProfile& k, std::string* why) {
+  return pinned(k, loop_stages(k.kernel->source, k.kernel->name, why));
+}
+
+std::vector<Candidate> one_plus_rewrite(const KernelProfile& k, std::string* why) {
+  auto op = one_plus(k.kernel->source, k.kernel->name, stores_half_only(*k.kernel), why);
+  if (!op) return {};
+  return pinned(k, {{fmt::format("one plus: GELU's 1 + erf(x) ({}{}) and 1 + tanh(x) ({}) in branch-free closed forms",
+                                 op->erf, op->erf && op->half_fit ? ", the half-precision fit" : "", op->tanh),
+                     op->source}});
+}
+
+// Reductions only: their rows (a split reduction's partial rows above all) may sit in memory in
+// another order than their numbering; a pointwise kernel's x is its contiguous output.
+std::vector<Candidate> x_order_rewrite(const KernelProfile& k, std::string* why) {
+  if (k.kernel->kind != "reduction" && k.kernel->kind != "persistent_reduction") {
+    say(why, "x order: not a reduction kernel");
+    return {};
+  }
+  return pinned(k, x_order(k.kernel->source, k.kernel->name, why));
+}
+
+bool any_kernel(const ir::Kernel&) { return true; }
+bool pointwise_kernel(const ir::Kernel& k) { return k.kind == "pointwise"; }
+
+// The source rewrites, registered once, in the order their declines are reported. The ones that
+// change the memory traffic (single_pass.h, transposed_tile.h) lead: their candidates come before the
+// others'. A rewrite that does not take a kernel's kind is skipped without a decline.
+struct Rewrite {
+  const char* name;
+  bool leads;
+  bool (*takes)(const ir::Kernel& k);
+  std::vector<Candidate> (*generate)(const KernelProfile& k, std::string* why);  // none: declined, why said
+};
+
+const Rewrite kRewrites[] = {
+    {"int32_indexing", false, any_kernel, int32_rewrite},
+    {"eviction_hints", false, any_kernel, eviction_rewrite},
+    {"loop_stages", false, any_kernel, loop_stages_rewrite},
+    {"one_plus", false, any_kernel, one_plus_rewrite},
+    {"x_order", false, any_kernel, x_order_rewrite},
+    {"single_pass", true, any_kernel, single_pass_candidates},
+    {"transposed_tile", true, pointwise_kernel, transposed_tile},
+};
+
+}  // namespace
+
+std::vector<Candidate> candidates(const KernelProfile& k, std::string* why) {
+  std::vector<Candidate> leading, others;
+  std::vector<std::string> declined;
+  for (const Rewrite& r : kRewrites) {
+    if (!r.takes(*k.kernel)) continue;
+    std::string reason;
+    std::vector<Candidate> made = r.generate(k, &reason);
+    if (made.empty()) declined.push_back(reason);
+    std::vector<Candidate>& to = r.leads ? leading : others;
+    to.insert(to.end(), std::make_move_iterator(made.begin()), std::make_move_iterator(made.end()));
+  }
+  leading.insert(leading.end(), std::make_move_iterator(others.begin()), std::make_move_iterator(others.end()));
+  if (why) {
+    why->clear();
+    for (const std::string& d : declined) *why += (why->empty() ? "" : "; ") + d;
+  }
+  return leading;
+}
 
 }  // namespace kopt::agents::rewrites

@@ -1,4 +1,4 @@
-#include "agents/coder/single_pass.h"
+#include "agents/coder/rewrites/single_pass.h"
 
 #include <algorithm>
 #include <map>
@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "agents/coder/config_space.h"
-#include "agents/coder/softmax_folds.h"
-#include "agents/coder/source_edit.h"
+#include "agents/coder/rewrites/softmax_folds.h"
+#include "agents/coder/rewrites/source_edit.h"
 #include "artifact/pin_config.h"
 #include "artifact/pyparse/edit.h"
 #include "artifact/pyparse/visit.h"

@@ -1,12 +1,12 @@
-#include "agents/coder/transposed_tile.h"
+#include "agents/coder/rewrites/transposed_tile.h"
 
 #include <regex>
 #include <set>
 
 #include <fmt/format.h>
 
-#include "agents/coder/source_edit.h"
-#include "agents/coder/x_index.h"
+#include "agents/coder/rewrites/source_edit.h"
+#include "agents/coder/rewrites/x_index.h"
 #include "artifact/pin_config.h"
 #include "artifact/pyparse/edit.h"
 #include "artifact/pyparse/visit.h"

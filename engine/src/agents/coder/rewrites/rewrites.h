@@ -41,12 +41,9 @@ std::vector<std::pair<std::string, std::string>> eviction_hints(const std::strin
 std::vector<std::pair<std::string, std::string>> loop_stages(const std::string& source, const std::string& name,
                                                               std::string* why);
 
-// Whether any rewrite applies to `k` (the planner's test); `why` says why none does.
-bool applies(const KernelProfile& k, std::string* why);
-
-// Every rewrite of `k` as candidates of origin "rewrite" — the single-pass ones
-// (single_pass.h) first, each with its launch config pinned; the others keep the
-// kernel's own configs — and the reasons of the rewrites that declined joined into `why`.
+// Every rewrite of `k` (registered once, in rewrites.cpp's table) as candidates of origin
+// "rewrite" — the single-pass ones (single_pass.h) first, each with its launch config pinned; the
+// others keep the kernel's own configs — and the reasons of the rewrites that declined joined into `why`.
 std::vector<Candidate> candidates(const KernelProfile& k, std::string* why);
 
 }  // namespace kopt::agents::rewrites

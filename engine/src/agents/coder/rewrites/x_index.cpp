@@ -1,4 +1,4 @@
-#include "agents/coder/x_index.h"
+#include "agents/coder/rewrites/x_index.h"
 
 #include <iterator>
 #include <regex>

@@ -1,4 +1,4 @@
-#include "agents/coder/softmax_folds.h"
+#include "agents/coder/rewrites/softmax_folds.h"
 
 #include <map>
 #include <regex>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "agents/coder/source_edit.h"
+#include "agents/coder/rewrites/source_edit.h"
 #include "artifact/pyparse/edit.h"
 #include "artifact/pyparse/visit.h"
 

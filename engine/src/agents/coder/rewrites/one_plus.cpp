@@ -1,4 +1,4 @@
-#include "agents/coder/one_plus.h"
+#include "agents/coder/rewrites/one_plus.h"
 
 #include <algorithm>
 #include <map>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "agents/coder/source_edit.h"
+#include "agents/coder/rewrites/source_edit.h"
 #include "artifact/pyparse/edit.h"
 #include "artifact/pyparse/visit.h"
 #include "verify/outputs.h"
