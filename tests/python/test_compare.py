@@ -2,6 +2,7 @@
 uses, the scaled rule of the model-level gates, and the rounding-level criterion that lets G2
 pass a changed summation order only on condition of G3's float64 comparison."""
 
+import pytest
 import torch
 
 from kernelopt.worker.measure import compare as cmp
@@ -64,3 +65,14 @@ def test_a_device_over_its_soft_target_still_compares_in_large_slices(monkeypatc
     assert cmp.slice_elements(48) >= 1 << 24
     monkeypatch.setattr(memory, "free", lambda: 1 << 20)  # the hard budget still bounds it
     assert cmp.slice_elements(48) == (1 << 20) // 2 // 48
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+def test_self_comparison_reports_what_comparing_with_a_copy_reports(dtype):
+    # The lean path compares a shared input with itself by identity: the record must be the one a
+    # comparison with an equal copy gives (the whole path's), specials and all.
+    g = torch.Generator().manual_seed(3)
+    w = (torch.randn(257, 33, generator=g) * 50).to(dtype)
+    if dtype.is_floating_point:
+        w[3, 4], w[7, 1], w[9, 9] = float("nan"), float("inf"), -float("inf")
+    assert cmp.self_comparison(w) == cmp.compare_tensor(w.clone(), w)

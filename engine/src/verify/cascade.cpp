@@ -103,11 +103,14 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
       if (run.seed >= 0) req.inputs = run.inputs;
       req.repeat = run.repeat;
       if (run.small) req.config = *small;
+      auto t0 = std::chrono::steady_clock::now();
       json r = worker::run_kernel(sup, req, o.timeout);
       std::string label = run.seed < 0 ? std::string("recorded") : fmt::format("seed {}", run.seed);
       if (run.seed >= 0 && std::string_view(run.inputs) != "matched") label += fmt::format(" ({})", run.inputs);
       json summary = {{"launch", launch}, {"inputs", label}, {"poison_fill", run.fill}};
       if (run.small) summary["config"] = "small " + ir::describe_config(*small);
+      // Each run's seconds: what each kind of draw and the small config add to G2 (benchmarks/RESULTS.md).
+      summary["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (failed_reply(r)) {
         summary.update(reply_evidence(r));
         runs.push_back(summary);

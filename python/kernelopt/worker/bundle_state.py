@@ -44,6 +44,9 @@ class BundleState:
     self_checks: dict = field(default_factory=dict)
     # The last compiled model (modules' identity, Dynamo epoch, compiled model, modules): see model_runner().
     runner: tuple | None = None
+    # What a run of each kind ("eager"/"model", dtype) took above what was in use, as measured the
+    # last time one ran (memory.measured_peak): the next one reserves at least that.
+    run_needs: dict = field(default_factory=dict)
 
     def launch(self, graph: int, kernel: str, index: int) -> LaunchRecord:
         for rec in self.launches:
@@ -190,7 +193,8 @@ def _built(state: BundleState, dtype: torch.dtype | None) -> _Problem:
     return cached
 
 
-def problem_of(state: BundleState, dtype: torch.dtype | None = None) -> tuple[torch.nn.Module, list]:
+def problem_of(state: BundleState, dtype: torch.dtype | None = None,
+               kind: str = "model") -> tuple[torch.nn.Module, list]:
     """(model, inputs) of the bundle's problem, rebuilt once per bundle (and dtype) and reused.
 
     Rebuilding means the problem's own weight and input construction on the CPU under fixed seeds
@@ -200,7 +204,7 @@ def problem_of(state: BundleState, dtype: torch.dtype | None = None) -> tuple[to
     from one run into the next. `dtype` (float64: G3's reference) converts a copy of the model."""
     # Room for the run's inputs and outputs first, for every caller (the baseline's runs, the eager
     # model, the profile's direct call): held state moves off the device before the run, not after.
-    need = run_bytes(state.meta, dtype)
+    need = max(run_bytes(state.meta, dtype), state.run_needs.get((kind, dtype), 0))
     memory.reserve(need, "a model run")
     problem = _built(state, dtype)
     # Copied to the device from wherever they are (a plan that moved them to the host keeps them
@@ -358,7 +362,8 @@ def _float64_inputs(base: _Problem, dev: str) -> list:
 
 def run_model(state: BundleState, modules: list | None = None):
     """The model's output with each graph replaced by `modules` (default: the baseline's)."""
-    return model_runner(state, modules)()
+    with memory.measured_peak(state.run_needs, ("model", None)):
+        return model_runner(state, modules)()
 
 
 def eager_model(state: BundleState, dtype: torch.dtype | None = None):
@@ -370,9 +375,10 @@ def eager_model(state: BundleState, dtype: torch.dtype | None = None):
         with torch.no_grad():
             ref = model.float64_forward(*up)
             return ref if ref is not None else model(*inputs)
-    model, inputs = problem_of(state, dtype)
-    with torch.no_grad(), float64_everywhere() if dtype == torch.float64 else contextlib.nullcontext():
-        return model(*inputs)
+    with memory.measured_peak(state.run_needs, ("eager", dtype)):
+        model, inputs = problem_of(state, dtype, "eager")
+        with torch.no_grad(), float64_everywhere() if dtype == torch.float64 else contextlib.nullcontext():
+            return model(*inputs)
 
 
 def run_bytes(meta: dict, upcast: torch.dtype | None = None) -> int:

@@ -162,13 +162,33 @@ def slices(got: torch.Tensor, want: torch.Tensor, bytes_per_element: int):
         yield got.narrow(dim, start, length), want.narrow(dim, start, length)
 
 
+def self_comparison(w: torch.Tensor, tols: Tolerances | None = None) -> dict:
+    """What compare_tensor(w, w) reports, without its float64 slices: every criterion holds, no
+    difference; only the scale (the largest finite magnitude) needs a read."""
+    out = {"shape": list(w.shape), "dtype": str(w.dtype).removeprefix("torch.")}
+    if not w.is_floating_point():
+        return dict(out, ok=True, mismatched=0)
+    atol, rtol = (tols or DEFAULT_TOLERANCES).get(w.dtype, (0.0, 0.0))
+    scale = 0.0
+    dev = _compute_device(w, w)
+    for ws, _ in slices(w, w, 2 * w.element_size() + 1):
+        a = ws.to(dev)
+        a = a[torch.isfinite(a)].abs_()
+        if a.numel():
+            scale = max(scale, float(a.max()))
+    return dict(out, ok=True, scaled_ok=True, rounding_ok=True, nan_positions_match=True, inf_positions_match=True,
+                max_abs=0.0, max_rel=0.0, scale=scale, atol=atol, rtol=rtol)
+
+
 def compare_args(got: list, want: list, tols: Tolerances | None = None, skip: set | frozenset = frozenset()) -> dict:
     """Every tensor argument after a kernel run (outputs, in-place buffers and inputs alike),
     except the argument indices in `skip` (scratch space whose contents nobody reads)."""
     per = []
     for i, (g, w) in enumerate(zip(got, want)):
         if isinstance(w, torch.Tensor) and i not in skip:
-            per.append(dict(compare_tensor(g, w, tols), arg=i))
+            # A read-only input both runs shared (the lean path) is equal to itself: the same record,
+            # from one read instead of float64 slices (a second per G2 run on a GB-sized input).
+            per.append(dict(self_comparison(w, tols) if g is w else compare_tensor(g, w, tols), arg=i))
     # rounding_only: no exact-rule match, but every difference is rounding-level (see the module doc).
     ok = all(p["ok"] for p in per)
     return {"ok": ok, "rounding_only": not ok and all(p.get("rounding_ok", p["ok"]) for p in per), "args": per}

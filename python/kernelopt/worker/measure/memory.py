@@ -29,6 +29,7 @@ plan's decisions.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -404,6 +405,8 @@ def reserve(need: int, stage: str, keep: tuple = ()) -> None:
     while victims and in_use() + need > target():
         spilled.append(victims[0].trace_label())
         victims.pop(0).spill()
+    if spilled and _sections:
+        _sections[-1] = min(_sections[-1], in_use())
     if _TRACE:
         trace(stage=stage, need=need, in_use=before, target=target(), spilled=spilled,
               kept=[h.trace_label() for h in keep], holders=[h.trace_label() for h in list(_holders) if h.device_bytes()])
@@ -423,6 +426,13 @@ def fits_now(need: int) -> bool:
 def room() -> int:
     """What a step may allocate without passing the soft target (nor the budget)."""
     return max(0, min(free(), target() - in_use()))
+
+
+def compare_allowance() -> int:
+    """What a comparison's slices may take at most beside the tensors compared (compare.slice_elements)."""
+    from .compare import _BYTES_PER_COMPARED_ELEMENT, _MAX_SLICE
+
+    return min(target() // 16, _MAX_SLICE * _BYTES_PER_COMPARED_ELEMENT) if on_gpu() else 0
 
 
 def release_cache() -> None:
@@ -460,8 +470,15 @@ def reset_peak() -> None:
 _peak_request: tuple[str, int] | None = None
 
 
+# The highest peak of the running request before a section reset the allocator's statistics
+# (measured_peak): the request's own peak still counts it.
+_request_carried = 0
+
+
 def request_started() -> None:
     """Each request's own peak is measured from its start (what came before it stays counted)."""
+    global _request_carried
+    _request_carried = 0
     if on_gpu():
         try:
             carry_peak(torch.cuda.max_memory_allocated())
@@ -474,7 +491,7 @@ def request_ended(name: str) -> None:
     global _peak_request
     if on_gpu():
         try:
-            p = torch.cuda.max_memory_allocated()
+            p = max(torch.cuda.max_memory_allocated(), _request_carried)
         except RuntimeError:
             return
         if _TRACE:
@@ -500,6 +517,36 @@ def carry_peak(nbytes: int) -> None:
     """A peak from before an allocator reset (a measurement that needed its own peak) still counts."""
     global _peak_carried
     _peak_carried = max(_peak_carried, nbytes)
+
+
+@contextlib.contextmanager
+def measured_peak(needs: dict, key) -> None:
+    """Records in needs[key] the most the section ever allocated above what was in use at its start.
+    A run's need as read off the model (its inputs and outputs) misses what the run allocates
+    inside: eager temporaries (a max pool's int64 indices, a norm's squared copy). The next run of
+    the same kind reserves what this one really took (BundleState.run_needs)."""
+    global _request_carried
+    if not on_gpu():
+        yield
+        return
+    p = torch.cuda.max_memory_allocated()
+    carry_peak(p)
+    _request_carried = max(_request_carried, p)
+    _sections.append(in_use())
+    torch.cuda.reset_peak_memory_stats()
+    try:
+        yield
+    finally:
+        start = _sections.pop()
+        taken = torch.cuda.max_memory_allocated()
+        carry_peak(taken)
+        _request_carried = max(_request_carried, taken)
+        needs[key] = max(needs.get(key, 0), taken - start)
+
+
+# The device in use at the start of each open measured_peak section, lowered by what reserve()
+# spills inside it: the section's need is counted from what was left after the spill.
+_sections: list[int] = []
 
 
 def peak() -> int:
