@@ -1,0 +1,163 @@
+# AOT ID: ['0_inference']
+from ctypes import c_void_p, c_long, c_int
+import torch
+import math
+import random
+import os
+import tempfile
+from math import inf, nan
+from cmath import nanj
+from torch._inductor.hooks import run_intermediate_hooks
+from torch._inductor.utils import maybe_profile
+from torch._inductor.codegen.memory_planning import _align as align
+from torch import device, empty_strided
+from torch._inductor.async_compile import AsyncCompile
+from torch._inductor.select_algorithm import extern_kernels
+import triton
+import triton.language as tl
+from torch._inductor.runtime.triton_heuristics import start_graph, end_graph
+from torch._C import _cuda_getCurrentRawStream as get_raw_stream
+
+aten = torch.ops.aten
+inductor_ops = torch.ops.inductor
+_quantized = torch.ops._quantized
+assert_size_stride = torch._C._dynamo.guards.assert_size_stride
+assert_alignment = torch._C._dynamo.guards.assert_alignment
+empty_strided_cpu = torch._C._dynamo.guards._empty_strided_cpu
+empty_strided_cpu_pinned = torch._C._dynamo.guards._empty_strided_cpu_pinned
+empty_strided_cuda = torch._C._dynamo.guards._empty_strided_cuda
+empty_strided_xpu = torch._C._dynamo.guards._empty_strided_xpu
+empty_strided_mtia = torch._C._dynamo.guards._empty_strided_mtia
+reinterpret_tensor = torch._C._dynamo.guards._reinterpret_tensor
+alloc_from_pool = torch.ops.inductor._alloc_from_pool
+async_compile = AsyncCompile()
+empty_strided_p2p = torch._C._distributed_c10d._SymmetricMemory.empty_strided_p2p
+
+
+# kernel path: /tmp/torchinductor_root/di/cdidwa4vj5r2azvq4mjg62xygzwvuzgslf6xqrtf2h4uv5ln3l3y.py
+# Topologically Sorted Source Nodes: [avg_pool1d], Original ATen: [aten.unsqueeze, aten.avg_pool2d]
+# Source node to ATen node mapping:
+#   avg_pool1d => avg_pool2d, unsqueeze
+# Graph fragment:
+#   %arg0_1 : Tensor "f32[4, 8, 301][2408, 301, 1]cuda:0" = PlaceHolder[target=arg0_1]
+#   %unsqueeze : Tensor "f32[4, 8, 1, 301][2408, 301, 301, 1]cuda:0"[num_users=1] = call_function[target=torch.ops.aten.unsqueeze.default](args = (%arg0_1, -2), kwargs = {})
+#   %avg_pool2d : Tensor "f32[4, 8, 1, 151][1208, 151, 151, 1]cuda:0"[num_users=1] = call_function[target=torch.ops.aten.avg_pool2d.default](args = (%unsqueeze, [1, 5], [1, 2], [0, 2], False, False), kwargs = {})
+#   return %avg_pool2d
+triton_poi_fused_avg_pool2d_unsqueeze_0 = async_compile.triton('triton_poi_fused_avg_pool2d_unsqueeze_0', '''
+import triton
+import triton.language as tl
+
+from torch._inductor.runtime import triton_helpers, triton_heuristics
+from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math
+from torch._inductor.runtime.hints import AutotuneHint, ReductionHint, TileHint, DeviceProperties
+triton_helpers.set_driver_to_gpu()
+
+@triton_heuristics.pointwise(
+    size_hints={'x': 8192}, 
+    filename=__file__,
+    triton_meta={'signature': {'in_ptr0': '*fp32', 'out_ptr0': '*fp32', 'xnumel': 'i32', 'XBLOCK': 'constexpr'}, 'device': DeviceProperties(type='cuda', index=0, multi_processor_count=132, cc=90, major=9, regs_per_multiprocessor=65536, max_threads_per_multi_processor=2048, max_threads_per_block=1024, warp_size=32), 'constants': {}, 'native_matmul': False, 'enable_fp_fusion': True, 'launch_pdl': False, 'disable_ftz': False, 'configs': [{(0,): [['tt.divisibility', 16]], (1,): [['tt.divisibility', 16]], (2,): [['tt.divisibility', 16]]}]},
+    inductor_meta={'grid_type': 'Grid1D', 'autotune_hints': set(), 'kernel_name': 'triton_poi_fused_avg_pool2d_unsqueeze_0', 'mutated_arg_names': [], 'optimize_mem': True, 'no_x_dim': False, 'atomic_add_found': False, 'num_load': 5, 'num_store': 1, 'num_reduction': 0, 'backend_hash': '91D1D1166449D9E2EB66EB9770C9E2C3B0FEB787341F27FEB4D3F0338DA50336', 'assert_indirect_indexing': True, 'autotune_local_cache': True, 'autotune_pointwise': True, 'autotune_remote_cache': None, 'force_disable_caches': False, 'dynamic_scale_rblock': True, 'max_autotune': False, 'max_autotune_pointwise': False, 'min_split_scan_rblock': 256, 'spill_threshold': 16, 'store_cubin': False, 'deterministic': False, 'force_filter_reduction_configs': False, 'mix_order_reduction_allow_multi_stages': False, 'are_deterministic_algorithms_enabled': False, 'tiling_scores': {'x': 38656}},
+    min_elem_per_thread=0
+)
+@triton.jit
+def triton_poi_fused_avg_pool2d_unsqueeze_0(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):
+    xnumel = 4832
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:]
+    xmask = xindex < xnumel
+    x0 = (xindex % 151)
+    x1 = xindex // 151
+    x2 = xindex
+    tmp0 = tl.full([1], 0, tl.int64)
+    tmp1 = tmp0 >= tmp0
+    tmp2 = tl.full([1], 1, tl.int64)
+    tmp3 = tmp0 < tmp2
+    tmp4 = tmp1 & tmp3
+    tmp5 = (-2) + 2*x0
+    tmp6 = tmp5 >= tmp0
+    tmp7 = tl.full([1], 301, tl.int64)
+    tmp8 = tmp5 < tmp7
+    tmp9 = tmp6 & tmp8
+    tmp10 = tmp4 & tmp9
+    tmp11 = tl.load(in_ptr0 + ((-2) + 2*x0 + 301*x1), tmp10 & xmask, eviction_policy='evict_last', other=0.0)
+    tmp12 = (-1) + 2*x0
+    tmp13 = tmp12 >= tmp0
+    tmp14 = tmp12 < tmp7
+    tmp15 = tmp13 & tmp14
+    tmp16 = tmp4 & tmp15
+    tmp17 = tl.load(in_ptr0 + ((-1) + 2*x0 + 301*x1), tmp16 & xmask, eviction_policy='evict_last', other=0.0)
+    tmp18 = tmp11 + tmp17
+    tmp19 = 2*x0
+    tmp20 = tmp19 >= tmp0
+    tmp21 = tmp19 < tmp7
+    tmp22 = tmp20 & tmp21
+    tmp23 = tmp4 & tmp22
+    tmp24 = tl.load(in_ptr0 + (2*x0 + 301*x1), tmp23 & xmask, eviction_policy='evict_last', other=0.0)
+    tmp25 = tmp18 + tmp24
+    tmp26 = 1 + 2*x0
+    tmp27 = tmp26 >= tmp0
+    tmp28 = tmp26 < tmp7
+    tmp29 = tmp27 & tmp28
+    tmp30 = tmp4 & tmp29
+    tmp31 = tl.load(in_ptr0 + (1 + 2*x0 + 301*x1), tmp30 & xmask, eviction_policy='evict_last', other=0.0)
+    tmp32 = tmp25 + tmp31
+    tmp33 = 2 + 2*x0
+    tmp34 = tmp33 >= tmp0
+    tmp35 = tmp33 < tmp7
+    tmp36 = tmp34 & tmp35
+    tmp37 = tmp4 & tmp36
+    tmp38 = tl.load(in_ptr0 + (2 + 2*x0 + 301*x1), tmp37 & xmask, eviction_policy='evict_last', other=0.0)
+    tmp39 = tmp32 + tmp38
+    tmp40 = ((-1)*((0) * ((0) >= ((-2) + 2*x0)) + ((-2) + 2*x0) * (((-2) + 2*x0) > (0)))) + ((301) * ((301) <= (3 + 2*x0)) + (3 + 2*x0) * ((3 + 2*x0) < (301)))
+    tmp41 = (tmp39 / tmp40)
+    tl.store(out_ptr0 + (x2), tmp41, xmask)
+''', device_str='cuda')
+
+
+async_compile.wait(globals())
+del async_compile
+
+class Runner:
+    def __init__(self, partitions):
+        self.partitions = partitions
+
+    def recursively_apply_fns(self, fns):
+        new_callables = []
+        for fn, c in zip(fns, self.partitions):
+            new_callables.append(fn(c))
+        self.partitions = new_callables
+
+    def call(self, args):
+        arg0_1, = args
+        args.clear()
+        assert_size_stride(arg0_1, (4, 8, 301), (2408, 301, 1))
+        with torch.cuda._DeviceGuard(0):
+            torch.cuda.set_device(0)
+            buf0 = empty_strided_cuda((4, 8, 1, 151), (1208, 151, 151, 1), torch.float32)
+            # Topologically Sorted Source Nodes: [avg_pool1d], Original ATen: [aten.unsqueeze, aten.avg_pool2d]
+            stream0 = get_raw_stream(0)
+            triton_poi_fused_avg_pool2d_unsqueeze_0.run(arg0_1, buf0, 4832, stream=stream0)
+            del arg0_1
+        return (reinterpret_tensor(buf0, (4, 8, 151), (1208, 151, 1), 0), )
+
+runner = Runner(partitions=[])
+call = runner.call
+recursively_apply_fns = runner.recursively_apply_fns
+
+
+def get_args():
+    from torch._dynamo.testing import rand_strided
+    arg0_1 = rand_strided((4, 8, 301), (2408, 301, 1), device='cuda:0', dtype=torch.float32)
+    return [arg0_1]
+
+
+def benchmark_compiled_module(args, times=10, repeat=10):
+    from torch._inductor.utils import print_performance
+    fn = lambda: call(list(args))
+    return print_performance(fn, times=times, repeat=repeat)
+
+
+if __name__ == "__main__":
+    from torch._inductor.wrapper_benchmark import compiled_module_main
+    args = get_args()
+    compiled_module_main('None', lambda times, repeat: benchmark_compiled_module(args, times=times, repeat=repeat))
