@@ -8,6 +8,7 @@
 #include "agents/coder/builtin.h"
 
 #include "agents/coder/config_space.h"
+#include "agents/coder/patterns/patterns.h"
 #include "agents/coder/rewrites/rewrites.h"
 #include "agents/coder/templates/templates.h"
 #include "artifact/pin_config.h"
@@ -51,6 +52,13 @@ std::vector<Generated> generate(const KernelProfile& k) {
     g.candidates = templates::instantiate(k, &g.why);
     if (g.candidates.empty()) g.declined = g.strategy + ": " + g.why;
   }
+  // Access-pattern generators read the kernel itself: tried on every kernel, each declines alone.
+  for (const std::string& name : patterns::names()) {
+    Generated& g = out.emplace_back();
+    g.strategy = "pattern:" + name;
+    g.candidates = patterns::instantiate(name, k, &g.why);
+    if (g.candidates.empty()) g.declined = g.strategy + ": " + g.why;
+  }
   Generated& g = out.emplace_back();
   g.strategy = "rewrite:source";
   // Some rewrites may decline while others apply: their reasons are listed either way.
@@ -74,6 +82,11 @@ std::vector<Candidate> BuiltinCoder::propose(const KernelProfile& k, const Plan&
     if (strategy.rfind("template:", 0) == 0) {
       std::string why;
       out = templates::instantiate(k, &why);
+      continue;
+    }
+    if (strategy.rfind("pattern:", 0) == 0) {
+      std::string why;
+      out = patterns::instantiate(strategy.substr(8), k, &why);
       continue;
     }
     if (strategy == "rewrite:source") {

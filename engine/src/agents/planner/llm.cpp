@@ -21,6 +21,7 @@ Plan LlmPlanner::plan(const KernelProfile& k) {
     listed += "- " + s + (s == "rewrite" ? ": a new kernel written by the coder\n"
                           : s == "config" ? ": other launch configs of the original kernel\n"
                           : s == "rewrite:source" ? ": kernelopt's semantics-preserving rewrites of the kernel's source\n"
+                          : s.rfind("pattern:", 0) == 0 ? ": kernelopt's generator for the kernel's access pattern\n"
                                           : ": kernelopt's expert template for the family\n");
   Plan p;
   p.built = std::move(base.built);  // the built-in coder proposes what the built-in planner made
