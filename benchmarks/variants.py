@@ -374,7 +374,8 @@ def parse(argv):
                    help="bound on the estimated eager peak: inputs, weights, outputs, temporaries (default 40GB)")
     p.add_argument("--reuse", action="store_true", help="allow a seed listed in the used-seeds file")
     p.add_argument("--record", action="store_true", help="append the seed to the used-seeds file")
-    p.add_argument("--seeds-file", type=Path, default=USED_SEEDS, help="the used seeds (default benchmarks/used_seeds.txt)")
+    p.add_argument("--seeds-file", type=Path, default=USED_SEEDS,
+                   help="the seeds already run (default benchmarks/used_seeds.txt)")
     return p.parse_args(argv)
 
 

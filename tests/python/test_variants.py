@@ -125,9 +125,15 @@ def test_list_and_unknown_family(tmp_path, capsys):
     assert "nope" in capsys.readouterr().err
 
 
+def _odd_share(manifest):
+    extents = [e for p in manifest["problems"] for e in p["shapes"][0] if e > 2]
+    return sum(e % 2 for e in extents) / len(extents)
+
+
 def test_small_scale_keeps_the_draw(root, full60):
     out, manifest = _draw(root, 101, 60, "--scale", "small")
     full_out, full_manifest = full60
+    assert _odd_share(manifest) > 0.4 and _odd_share(full_manifest) > 0.4  # shrinking keeps each dim's kind
     for p, q in zip(manifest["problems"], full_manifest["problems"]):
         assert (p["file"], p["op"], p["params"], p["layout"]) == (q["file"], q["op"], q["params"], q["layout"])
         assert all(len(a) == len(b) for a, b in zip(p["shapes"], q["shapes"]))
