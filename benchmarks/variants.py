@@ -124,12 +124,14 @@ def shrink(dims: list[Dim], shape: list[int], elems: float) -> list[int]:
     """--scale small: halve the largest extents until the product is near `elems`, keeping each dim's kind."""
     small = list(shape)
     while math.prod(small) > elems:
-        free = [i for i, d in enumerate(dims) if small[i] > d.lo]
-        if not free:
+        for i in sorted(range(len(dims)), key=lambda j: -small[j]):
+            half = _extent(dims[i], small[i] // 2)
+            if half < small[i]:
+                small[i] = half
+                break
+        else:  # every dim is at its smallest legal extent
             break
-        i = max(free, key=lambda j: small[j])
-        small[i] = max(dims[i].lo, small[i] // 2)
-    return [s if s == full else _extent(d, s) for d, s, full in zip(dims, small, shape)]
+    return small
 
 
 # ---------------------------------------------------------------- rendering
