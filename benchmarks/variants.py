@@ -319,14 +319,27 @@ def draw(seed: int, index: int, family: str, args) -> dict:
     small = shrink(draft.dims, full, SMALL_BYTES / (itemsize * len(draft.inputs)))
     stem = f"{index:02d}_{draft.op}_{'x'.join(map(str, full))}_{DTYPES[dtype][1]}{LAYOUT_TAGS[layout]}"
     description = f"{draft.description}; input {'x'.join(map(str, full))} {dtype}, {layout}"
-    header = (f"{description}.\n\nProblem {index} of `benchmarks/variants.py --seed {seed}` (family {family}), "
-              "drawn rather than chosen:\nthe draw's variants.json lists its bytes and estimated eager peak.\n")
+    header = (f"{description}.\n\nProblem {index} (family {family}) of a draw, not chosen by hand:\n\n"
+              f"    {command(args)}\n\nThe draw's variants.json lists its bytes and estimated eager peak.\n")
     shape = small if args.scale == "small" else full
     source = render(draft, shape, small, dtype, layout, header)
     entry = {"file": f"level1/{stem}.py", "family": family, "op": draft.op, "params": draft.params,
              "dtype": dtype, "layout": layout, "description": description}
     entry.update(footprint(load_source(source)))
     return {"stem": stem, "source": source, "entry": entry}
+
+
+def command(args) -> str:
+    """The command that draws these problems: the options that decide them, where not the defaults."""
+    words = ["python benchmarks/variants.py", f"--seed {args.seed}", f"--n {args.n}"]
+    if args.families:
+        words.append(f"--families {args.families}")
+    for name, default in (("min_bytes", 100e6), ("max_bytes", 6e9), ("max_peak", 40e9)):
+        if getattr(args, name) != default:
+            words.append(f"--{name.replace('_', '-')} {getattr(args, name):.0f}")
+    if args.scale != "full":
+        words.append(f"--scale {args.scale}")
+    return " ".join(words)
 
 
 def schedule(seed: int, n: int, families: list[str]) -> list[str]:
@@ -404,7 +417,7 @@ def run(args) -> list[dict]:
     problems = [draw(args.seed, i, fam, args) for i, fam in enumerate(schedule(args.seed, args.n, families))]
     for p in problems:
         (level / f"{p['stem']}.py").write_text(p["source"])
-    manifest = {"generator": "benchmarks/variants.py", "seed": args.seed, "n": args.n, "scale": args.scale,
+    manifest = {"command": command(args), "seed": args.seed, "n": args.n, "scale": args.scale,
                 "families": families, "min_bytes": args.min_bytes, "max_bytes": args.max_bytes,
                 "max_peak_bytes": args.max_peak, "problems": [p["entry"] for p in problems]}
     (args.out / "variants.json").write_text(json.dumps(manifest, indent=1) + "\n")
