@@ -103,8 +103,10 @@ class HostReader {
 
     if (fn == "assert_size_stride" && args.size() >= 3) {
       std::string name(m_.text(args[0]));
+      bool input = false;
       for (Input& in : f_.inputs)
-        if (in.name == name) in.sizes = tuple_texts(m_, args[1]), in.strides = tuple_texts(m_, args[2]);
+        if (in.name == name) in.sizes = tuple_texts(m_, args[1]), in.strides = tuple_texts(m_, args[2]), input = true;
+      if (!input) f_.asserted[name] = {tuple_texts(m_, args[1]), tuple_texts(m_, args[2])};
       return true;
     }
     if (fn == "assert_alignment" || fn == "args.clear" || fn == "torch.cuda.set_device" ||

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -122,6 +123,9 @@ struct Function {
   std::vector<Alloc> allocs;
   std::vector<View> views;
   std::vector<std::string> returns;  // returned names / expressions
+  // assert_size_stride(name, sizes, strides) on names that are not inputs (a vendor call's output):
+  // name -> {sizes, strides} as written.
+  std::map<std::string, std::pair<std::vector<std::string>, std::vector<std::string>>> asserted;
   Span span;
 };
 

@@ -129,6 +129,14 @@ def slice_elements(bytes_per_element: int) -> int:
     return int(max(_MIN_SLICE, min(_MAX_SLICE, room)))
 
 
+def compare_allowance() -> int:
+    """What a comparison's slices may take at most beside the tensors compared (slice_elements): a
+    sixteenth of the soft target, within the slice cap. 0 in CPU mode (the budget sizes slices there)."""
+    from . import memory
+
+    return min(memory.target() // 16, _MAX_SLICE * _BYTES_PER_COMPARED_ELEMENT) if memory.on_gpu() else 0
+
+
 def _compute_device(got: torch.Tensor, want: torch.Tensor) -> torch.device:
     """Where slices are compared: a GPU whenever the worker has one, also for two tensors kept on the
     host (a reference against the baseline's output): float64 arithmetic over GBs is slow on the CPU."""

@@ -428,13 +428,6 @@ def room() -> int:
     return max(0, min(free(), target() - in_use()))
 
 
-def compare_allowance() -> int:
-    """What a comparison's slices may take at most beside the tensors compared (compare.slice_elements)."""
-    from .compare import _BYTES_PER_COMPARED_ELEMENT, _MAX_SLICE
-
-    return min(target() // 16, _MAX_SLICE * _BYTES_PER_COMPARED_ELEMENT) if on_gpu() else 0
-
-
 def release_cache() -> None:
     gc.collect()
     if on_gpu():

@@ -190,7 +190,7 @@ class _KernelRuns:
         need = (1 if self.in_place else 2) * memory.storage_bytes(self.base[i] for i in self.copied)
         # The comparison's slices come on top (compare.slice_elements: up to a sixteenth of the soft
         # target): left out, a seed's run of a 5.6 GB max pool passed its goal by that much.
-        need += memory.compare_allowance()
+        need += cmp.compare_allowance()
         memory.reserve(need, stage, keep=keep)
         memory.note_accounted(need + (0 if inputs is None else whole))
         self.shared = {i: memory.fingerprint(self.base[i]) for i in tensors if i not in self.copied}
