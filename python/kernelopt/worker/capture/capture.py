@@ -361,5 +361,11 @@ def main(argv: list[str] | None = None) -> int:
         + (" (" + ", ".join(f"{k} {v:.1f}s" for k, v in meta["capture_stages"].items()) + ")"
            if meta.get("capture_stages") else "")
     )
+    if args.device == "cpu" and meta.get("input_kind", "module") == "module":
+        # Inductor's CPU backend writes C++ kernels: a bundle for testing inspect and stitch, which
+        # `kernelopt optimize` refuses (no Triton kernel to optimize).
+        print("kernelopt capture: warning: --device cpu compiled the model with Inductor's CPU backend, so the bundle "
+              "holds C++ kernels, which kernelopt cannot optimize; capture on a CUDA device (--device cuda) for a "
+              "bundle to optimize", file=sys.stderr)
     return 0
 
