@@ -159,6 +159,12 @@ def test_optimize_refuses_a_bundle_captured_for_the_cpu_backend(kernelopt_bin, t
                    "capture the model on a CUDA device")
 
 
+def test_verify_on_such_a_bundle_says_why_there_is_no_kernel(kernelopt_bin, tmp_path):
+    r = run(kernelopt_bin, "verify", CORPUS / "avg_pool3d_padded", "--kernel", "triton_poi_fused_0", "--candidate",
+            tmp_path / "k.py", "--device", "cpu", "--db", tmp_path / "r.db")
+    one_error_line(r, "no Triton kernel to optimize", "Inductor called vendor/ATen code")
+
+
 def test_inspect_and_stitch_still_take_such_bundles(kernelopt_bin):
     for bundle in (CORPUS / "avg_pool3d_padded", DATA / "linear_gelu_cpu_backend"):
         r = run(kernelopt_bin, "inspect", bundle, "--json")
