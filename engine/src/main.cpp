@@ -59,6 +59,8 @@ int main(int argc, char** argv) {
   c->add_option("--dtype", cap.dtype, "cast model and floating inputs: float32 | bfloat16 | float16")
       ->check(kopt::cli::one_of("--dtype", kDtypes));
   c->add_flag("--force", cap.force, "overwrite an existing bundle directory");
+  c->add_flag("--json", cap.json, "print the bundle's meta.json object on stdout instead of the summary line");
+  c->add_flag("--quiet,-q", cap.quiet, "no summary line");
 
   kopt::cli::InspectOptions ins;
   auto* i = app.add_subcommand("inspect", "show the kernels, launches, extern calls and inputs of a bundle or module");

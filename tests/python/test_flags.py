@@ -200,8 +200,10 @@ def test_capture_for_the_cpu_backend_warns(kernelopt_bin, tmp_path):
     problem.write_text("import torch\n\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
                        "        return x + 1\n\n\ndef get_inputs():\n    return [torch.randn(8)]\n\n\n"
                        "def get_init_inputs():\n    return []\n")
-    r = run(kernelopt_bin, "capture", problem, "--out", tmp_path / "b", "--device", "cpu")
+    r = run(kernelopt_bin, "capture", problem, "--out", tmp_path / "b", "--device", "cpu", "--json")
     assert r.returncode == 0, r.stderr
+    meta = json.loads(r.stdout)  # --json: meta.json's object, as on every command that has it
+    assert meta["device"] == "cpu" and meta["graphs"]
     warnings = [x for x in r.stderr.splitlines() if "warning:" in x]
     assert len(warnings) == 1 and "C++ kernels, which kernelopt cannot optimize" in warnings[0], r.stderr
     assert "--device cuda" in warnings[0]

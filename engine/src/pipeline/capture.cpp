@@ -30,6 +30,8 @@ std::vector<std::string> capture_argv(const CaptureOptions& o) {
                                    "--mode", o.mode, "--seed", std::to_string(o.seed), "--device", o.device};
   if (!o.dtype.empty()) argv.insert(argv.end(), {"--dtype", o.dtype});
   if (o.force) argv.push_back("--force");
+  if (o.json) argv.push_back("--json");
+  if (o.quiet) argv.push_back("--quiet");
   if (!o.autotune_cache) argv.push_back("--no-autotune-cache");
   return argv;
 }

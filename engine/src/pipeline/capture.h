@@ -13,6 +13,7 @@ struct CaptureOptions {
   int seed = 0;
   int timeout_s = 0;  // capture_and_wait: stop the capture (its whole process group) after this; 0: no limit
   bool force = false;
+  bool json = false, quiet = false;  // meta.json's object on stdout / no summary line (`kernelopt capture`)
   bool autotune_cache = true;  // false: --no-autotune-cache (the module's loader times launch configs itself)
 };
 
