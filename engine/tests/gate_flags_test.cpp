@@ -37,16 +37,16 @@ bool same(const verify::CascadeOptions& a, const verify::CascadeOptions& b) {
 TEST(GateFlags, DefaultsAreTheStructsAndShowInTheHelp) {
   verify::CascadeOptions gate;
   CLI::App app;
-  cli::add_gate_flags(app, gate, {.reps = true, .nonnegative_seeds = true});
+  cli::add_gate_flags(app, gate, {.reps = true});
   cli::add_seconds_option(app, "--timeout", gate.timeout, "seconds");
   parse(app, {});
   EXPECT_TRUE(same(gate, verify::CascadeOptions{}));
   // What `--help` shows is the struct's value, as CLI11 prints it.
   std::string help = app.help();
-  for (const char* shown : {"--seeds INT:NONNEGATIVE=5", "--gamma FLOAT=1.03", "--reps INT:POSITIVE=50",
+  for (const char* shown : {"--seeds INT:NONNEGATIVE=5", "--gamma FLOAT:AT_LEAST_1=1.03", "--reps INT:POSITIVE=50",
                             "--atol-fp32 FLOAT:NONNEGATIVE=0.0001", "--rtol-fp32 FLOAT:NONNEGATIVE=0.0001",
                             "--atol-half FLOAT:NONNEGATIVE=0.01", "--rtol-half FLOAT:NONNEGATIVE=0.01",
-                            "--timeout INT=600"})
+                            "--timeout INT:POSITIVE=600"})
     EXPECT_NE(help.find(shown), std::string::npos) << shown << "\n" << help;
 }
 
@@ -68,22 +68,24 @@ TEST(GateFlags, ValuesGivenReachTheStruct) {
   EXPECT_EQ(gate.load_timeout, verify::CascadeOptions{}.load_timeout);
 }
 
-TEST(GateFlags, OptimizesSetHasNoRepsAndTakesAnySeedCount) {
-  // As before the flags were shared: `optimize` never had --reps, nor a check on --seeds.
+TEST(GateFlags, OptimizesSetHasNoRepsAndBothCheckRanges) {
   verify::CascadeOptions gate;
   CLI::App app;
   cli::add_gate_flags(app, gate);
   EXPECT_EQ(app.get_option_no_throw("--reps"), nullptr);
-  parse(app, {"--seeds", "-1"});
-  EXPECT_EQ(gate.seeds, -1);
-
-  verify::CascadeOptions checked;
-  CLI::App strict;
-  cli::add_gate_flags(strict, checked, {.reps = true, .nonnegative_seeds = true});
-  EXPECT_THROW(parse(strict, {"--seeds", "-1"}), CLI::ValidationError);
-  CLI::App strict2;
-  cli::add_gate_flags(strict2, checked, {.reps = true, .nonnegative_seeds = true});
-  EXPECT_THROW(parse(strict2, {"--atol-half", "-0.1"}), CLI::ValidationError);
+  parse(app, {"--seeds", "0", "--gamma", "1"});  // the documented minimums
+  EXPECT_EQ(gate.seeds, 0);
+  EXPECT_EQ(gate.gamma, 1.0);
+  // Out of range or not a number: a ValidationError from the flag's own check, before any conversion.
+  for (std::vector<std::string> bad : {std::vector<std::string>{"--seeds", "-1"}, {"--seeds", "abc"}, {"--seeds", "1.5"},
+                                       {"--gamma", "0"}, {"--gamma", "0.99"}, {"--atol-half", "-0.1"},
+                                       {"--timeout", "0"}, {"--timeout", "-1"}, {"--reps", "0"}}) {
+    verify::CascadeOptions checked;
+    CLI::App strict;
+    cli::add_gate_flags(strict, checked, {.reps = true});
+    cli::add_seconds_option(strict, "--timeout", checked.timeout, "seconds");
+    EXPECT_THROW(parse(strict, bad), CLI::ValidationError) << bad[0] << " " << bad[1];
+  }
 }
 
 TEST(GateDefaults, DocsTableStatesCascadeOptions) {

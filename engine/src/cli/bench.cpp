@@ -1,5 +1,5 @@
 // `kernelopt bench SUITE_DIR`: the suite runner (pipeline/bench_run.h), then the per-level table on
-// stdout (docs/bench.md).
+// stdout (docs/bench.md), or with --json the object the reports render.
 #include <iostream>
 
 #include <fmt/format.h>
@@ -10,11 +10,15 @@
 
 namespace kopt::cli {
 
-int bench(const pipeline::BenchOptions& o) {
+int bench(const pipeline::BenchOptions& o, bool json) {
   pipeline::BenchRun run = pipeline::run_bench(o);
-  std::string md = report::render_bench_markdown(run.bench);
-  std::cout << md.substr(md.find("## Table")) << "\n";
-  std::cout << fmt::format("wrote {0}/report.md, {0}/report.html, {0}/results.jsonl\n", run.out.string());
+  if (json) {
+    std::cout << run.bench.dump(2) << "\n";
+  } else {
+    std::string md = report::render_bench_markdown(run.bench);
+    std::cout << md.substr(md.find("## Table")) << "\n";
+    std::cout << fmt::format("wrote {0}/report.md, {0}/report.html, {0}/results.jsonl\n", run.out.string());
+  }
   std::cerr << fmt::format("[bench] {} problem(s) ({} resumed) in {:.0f} s\n", run.problems, run.resumed,
                            run.seconds);
   return 0;

@@ -93,6 +93,10 @@ int bench_merge(const BenchMergeOptions& o) {
   report::detail::write_file_atomic(out / "run.json", run.dump(2) + "\n");
   json b = pipeline::bench_object(suite, settings, shards, expected, rows);
   report::write_bench_outputs(b, out);
+  if (o.json) {
+    std::cout << b.dump(2) << "\n";
+    return 0;
+  }
   std::string md = report::render_bench_markdown(b);
   std::cout << md.substr(md.find("## Table")) << "\n";
   std::cout << fmt::format("merged {0} row(s) from {1} director(ies){3}; wrote {2}/report.md, {2}/report.html, "

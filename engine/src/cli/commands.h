@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "artifact/bundle.h"
 #include "pipeline/bench_problem.h"
 #include "pipeline/capture.h"
 #include "pipeline/job.h"
@@ -28,8 +29,12 @@ int stitch(const StitchOptions& o);
 // Runs the capture in place of this process (exec); pipeline/capture.h.
 int capture(const pipeline::CaptureOptions& o);
 
-// The main job (pipeline/job.h), then its summary printed or report.json on stdout.
+// The main job (pipeline/job.h), then its summary printed or report.json on stdout. A bundle with no
+// Triton kernel is refused (UserError, from no_triton_kernel).
 int optimize(const pipeline::OptimizeOptions& o);
+// Why `bundle` holds no Triton kernel (captured for Inductor's CPU backend, or Inductor called vendor/ATen
+// code for all of it), as a one-line error with its fix; "" when it holds one.
+std::string no_triton_kernel(const ir::Bundle& bundle);
 
 struct CandidatesOptions {
   std::string bundle, out, device = "cuda", gpu = "0";
@@ -40,13 +45,15 @@ struct CandidatesOptions {
 // without running any (tools/dump_candidates.py, docs/testing.md).
 int candidates(const CandidatesOptions& o);
 
-// The suite runner (pipeline/bench_run.h), then its table printed (docs/bench.md).
-int bench(const pipeline::BenchOptions& o);
+// The suite runner (pipeline/bench_run.h), then its table printed (docs/bench.md); `json`: the object
+// the reports render, on stdout instead.
+int bench(const pipeline::BenchOptions& o, bool json = false);
 
 struct BenchMergeOptions {
   std::vector<std::string> dirs;
   std::string out;
   bool later_wins = false;  // a problem in several runs: the last run's row, instead of an error
+  bool json = false;        // the merged object the reports render on stdout, instead of the table
 };
 int bench_merge(const BenchMergeOptions& o);
 

@@ -1,12 +1,21 @@
 // `kernelopt optimize PROBLEM.py|BUNDLE`: the main job (pipeline/job.h), then a short summary of its
 // report (or, with --json, report.json's object) on stdout.
+//
+// A bundle without a Triton kernel leaves kernelopt nothing to do: the command says why and exits 2
+// (README.md), so that a run that changed nothing is never mistaken for one that tried. A bundle given is
+// checked before anything starts; a problem file's capture only after the job (which then kept the
+// compiled module unchanged). `kernelopt bench` runs the job itself and records such a problem as a row.
 #include <iostream>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "artifact/bundle.h"
 #include "cli/commands.h"
 #include "report/report.h"
 #include "results/db.h"
+#include "util/error.h"
 
 namespace kopt::cli {
 
@@ -44,11 +53,35 @@ void print_summary(const json& r) {
 
 }  // namespace
 
+std::string no_triton_kernel(const ir::Bundle& bundle) {
+  std::set<std::string> externs;
+  for (const auto& g : bundle.graphs) {
+    if (!g->kernels.empty()) return "";
+    for (const ir::Function& f : g->functions)
+      for (const ir::ExternCall& e : f.externs) externs.insert(e.op);
+  }
+  const std::string what = bundle.dir + ": no Triton kernel to optimize";
+  // A model captured for Inductor's CPU backend; a kernel file captured in CPU mode keeps its Triton kernels.
+  if (bundle.meta.value("device", "cuda") == "cpu" && bundle.meta.value("input_kind", "module") == "module")
+    return fmt::format("{}: it was captured with --device cpu, where Inductor writes C++ kernels; capture the model "
+                       "on a CUDA device (kernelopt capture {}/problem.py --out BUNDLE) and optimize that bundle",
+                       what, bundle.dir);
+  return fmt::format("{}: Inductor called vendor/ATen code for the whole model ({}); kernelopt replaces "
+                     "Inductor's Triton kernels only, so use the torch.compile'd model as it is",
+                     what, externs.empty() ? "no call at all" : fmt::format("{}", fmt::join(externs, ", ")));
+}
+
 int optimize(const pipeline::OptimizeOptions& o) {
+  if (ir::is_bundle_dir(o.target))
+    if (std::string why = no_triton_kernel(*ir::load_bundle(o.target)); !why.empty()) throw UserError(why);
   results::ResultsDb db(o.db.empty() ? results::ResultsDb::default_path() : o.db);
   json report = pipeline::run_optimize(o, db);
   if (o.json) std::cout << report.dump(2) << "\n";
   else print_summary(report);
+  if (const std::string bundle = report.value("bundle", ""); report["kernels"].empty() && ir::is_bundle_dir(bundle)) {
+    // The problem file's capture held no Triton kernel: the job kept the compiled module as it was.
+      if (std::string why = no_triton_kernel(*ir::load_bundle(bundle)); !why.empty()) throw UserError(why);
+  }
   return 0;
 }
 

@@ -78,6 +78,7 @@ int verify(const VerifyOptions& o) {
   for (size_t g = 0; g < bundle->graphs.size() && !kernel; ++g)
     if ((kernel = bundle->graphs[g]->find_kernel(o.kernel))) graph = g;
   if (!kernel) {
+    if (std::string why = no_triton_kernel(*bundle); !why.empty()) throw UserError(why);
     std::string names;
     for (const auto& g : bundle->graphs)
       for (const auto& k : g->kernels) names += (names.empty() ? "" : ", ") + k.name;

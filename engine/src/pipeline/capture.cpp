@@ -30,6 +30,8 @@ std::vector<std::string> capture_argv(const CaptureOptions& o) {
                                    "--mode", o.mode, "--seed", std::to_string(o.seed), "--device", o.device};
   if (!o.dtype.empty()) argv.insert(argv.end(), {"--dtype", o.dtype});
   if (o.force) argv.push_back("--force");
+  if (o.json) argv.push_back("--json");
+  if (o.quiet) argv.push_back("--quiet");
   if (!o.autotune_cache) argv.push_back("--no-autotune-cache");
   return argv;
 }
@@ -37,7 +39,11 @@ std::vector<std::string> capture_argv(const CaptureOptions& o) {
 bool is_kernel_file(const std::string& path) {
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return !std::regex_search(text, std::regex(R"((^|\n)(class Model\b|from \S+ import .*\bModel\b|Model\s*=))"));
+  if (std::regex_search(text, std::regex(R"((^|\n)(class Model\b|from \S+ import .*\bModel\b|Model\s*=))")))
+    return false;
+  // As input_kind: without a Model, a file that imports triton or helion; any other is a problem missing
+  // its Model, which the capture reports.
+  return std::regex_search(text, std::regex(R"((^|\n)[ \t]*(import[ \t]+([\w.]+[ \t]*,[ \t]*)*|from[ \t]+)(triton|helion)\b)"));
 }
 
 int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
@@ -69,10 +75,21 @@ int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
     return ms > 0 ? static_cast<int>(std::min<int64_t>(ms, 1 << 30)) : 0;
   };
   bool timed_out = false;
+  std::string held;  // the last error line, not yet echoed
   if (error_line) {
-    // Echo the child's lines to stderr and keep its last one-line error for the caller's record.
+    // Echo the child's lines to stderr and keep its last one-line error for the caller, which reports it:
+    // that line is held back, so that it is printed once (an earlier error line is echoed when a later
+    // one replaces it).
     close(fds[1]);
     std::string pending;
+    auto take = [&](const std::string& line) {
+      if (auto at = line.find("error: "); at != std::string::npos) {
+        if (!held.empty()) std::fprintf(stderr, "%s\n", held.c_str());
+        held = line, *error_line = line.substr(at + 7);
+      } else {
+        std::fprintf(stderr, "%s\n", line.c_str());
+      }
+    };
     char buf[4096];
     for (;;) {
       pollfd p{fds[0], POLLIN, 0};
@@ -89,13 +106,10 @@ int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
         break;
       }
       pending.append(buf, static_cast<size_t>(n));
-      for (size_t nl; (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1)) {
-        std::string line = pending.substr(0, nl);
-        std::fprintf(stderr, "%s\n", line.c_str());
-        if (auto at = line.find("error: "); at != std::string::npos) *error_line = line.substr(at + 7);
-      }
+      for (size_t nl; (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1))
+        take(pending.substr(0, nl));
     }
-    if (auto at = pending.find("error: "); at != std::string::npos) *error_line = pending.substr(at + 7);
+    if (!pending.empty()) take(pending);
     close(fds[0]);
   }
   int status = 0;
@@ -110,6 +124,9 @@ int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
     if (left_ms() == 0) timed_out = true;
     else std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  // The held line is the caller's to report only when the capture failed of its own.
+  if (!held.empty() && (timed_out || (WIFEXITED(status) && WEXITSTATUS(status) == 0)))
+    std::fprintf(stderr, "%s\n", held.c_str());
   if (timed_out) {
     std::string why = fmt::format("the capture did not finish within {} s and was stopped (raise --timeout)", o.timeout_s);
     if (error_line) *error_line = why;

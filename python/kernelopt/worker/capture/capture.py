@@ -1,7 +1,7 @@
 """Capture: run a problem through torch.compile (Inductor) and write an artifact bundle.
 
     python -m kernelopt.worker.capture PROBLEM.py --out BUNDLE [--mode default]
-        [--seed 0] [--device cuda|cpu] [--dtype float32|bfloat16|float16] [--force]
+        [--seed 0] [--device cuda|cpu] [--dtype float32|bfloat16|float16] [--force] [--json] [-q]
 
 The bundle (format in docs/bundle.md) holds the problem file, the exact source of
 every module Inductor generated (module_0.py, module_1.py, ... one per graph, in
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import logging
 import os
 import sys
@@ -332,6 +333,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     parser.add_argument("--dtype", choices=list(DTYPES), help="cast the model and floating inputs to this dtype")
     parser.add_argument("--force", action="store_true", help="replace an existing non-empty --out")
+    parser.add_argument("--json", action="store_true", help="print the bundle's meta.json object on stdout instead of "
+                        "the summary line")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no summary line")
     parser.add_argument("--no-autotune-cache", action="store_true",
                         help="generate the module with Inductor's local autotune cache off (its loader times the "
                         "launch configs itself)")
@@ -355,11 +359,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kernelopt capture: error: {' '.join(message.split())}", file=sys.stderr)
         return 2
     diff = meta["eager_vs_compiled"]
-    print(
-        f"kernelopt capture: wrote {args.out}: {len(meta['graphs'])} graph(s), "
-        f"max_abs={diff['max_abs']} max_rel={diff['max_rel']}, {meta['capture_seconds']:.1f}s"
-        + (" (" + ", ".join(f"{k} {v:.1f}s" for k, v in meta["capture_stages"].items()) + ")"
-           if meta.get("capture_stages") else "")
-    )
+    if args.json:
+        print(json.dumps(meta, indent=2))
+    elif not args.quiet:
+        print(
+            f"kernelopt capture: wrote {args.out}: {len(meta['graphs'])} graph(s), "
+            f"max_abs={diff['max_abs']} max_rel={diff['max_rel']}, {meta['capture_seconds']:.1f}s"
+            + (" (" + ", ".join(f"{k} {v:.1f}s" for k, v in meta["capture_stages"].items()) + ")"
+               if meta.get("capture_stages") else "")
+        )
+    if args.device == "cpu" and meta.get("input_kind", "module") == "module":
+        # Inductor's CPU backend writes C++ kernels: a bundle for testing inspect and stitch, which
+        # `kernelopt optimize` refuses (no Triton kernel to optimize).
+        print("kernelopt capture: warning: --device cpu compiled the model with Inductor's CPU backend, so the bundle "
+              "holds C++ kernels, which kernelopt cannot optimize; capture on a CUDA device (--device cuda) for a "
+              "bundle to optimize", file=sys.stderr)
     return 0
 
