@@ -51,6 +51,18 @@ def test_inspect_table(kernelopt_bin):
     assert "parameter fc.weight" in r.stdout or "parameter" in r.stdout
 
 
+def test_inspect_lists_regions_with_their_internal_buffers(kernelopt_bin):
+    # reverse_cumsum: the flipped scan writes buf0, the flip reads it and writes the output: one region,
+    # buf0 internal; its one-pass floor reads the 64x1024 fp32 input once and writes the output once.
+    j = json.loads(run(kernelopt_bin, "inspect", CORPUS / "reverse_cumsum", "--json").stdout)
+    (region,) = j["graphs"][0]["regions"]
+    assert len(region["kernels"]) == 2
+    assert [b["name"] for b in region["internal"]] == ["buf0"]
+    assert region["floor_bytes"] == 2 * 64 * 1024 * 4 and region["internal_bytes"] == 64 * 1024 * 4
+    table = run(kernelopt_bin, "inspect", CORPUS / "conv_bn_relu").stdout
+    assert "regions (2):" in table
+
+
 def test_stitch_identity_and_replacement(kernelopt_bin, tmp_path):
     module = CORPUS / "softmax_lastdim" / "module_0.py"
     r = run(kernelopt_bin, "stitch", module)

@@ -5,6 +5,7 @@
 
 #include "artifact/bundle.h"
 #include "cli/commands.h"
+#include "profile/regions.h"
 
 namespace kopt::cli {
 
@@ -42,6 +43,18 @@ void print_table(const ir::Artifact& a, const nlohmann::json* graph_meta) {
     }
     fmt::print("    {:<10}  sizes ({})  strides ({})  {}\n", in.name, join(in.sizes), join(in.strides), mapped);
   }
+  // Regions: the Triton launches between vendor calls, and what a fusion of each could save.
+  nlohmann::json args = graph_meta && graph_meta->contains("args") ? (*graph_meta)["args"] : nlohmann::json();
+  auto rs = profile::regions(a, *entry, args);
+  fmt::print("  regions ({}):\n", rs.size());
+  for (size_t i = 0; i < rs.size(); ++i) {
+    std::vector<std::string> kernels, internal;
+    for (size_t l : rs[i].launches) kernels.push_back(a.kernels[entry->launches[l].kernel].name);
+    for (const auto& b : rs[i].internal) internal.push_back(b.name);
+    fmt::print("    #{}  {} launch(es)  one-pass floor {} B  internal {} B ({})  [{}]\n", i, kernels.size(),
+               rs[i].floor_bytes(), rs[i].internal_bytes(), internal.empty() ? "none" : join(internal),
+               join(kernels));
+  }
 }
 
 }  // namespace
@@ -54,6 +67,9 @@ int inspect(const InspectOptions& o) {
                             {"kernels", nlohmann::json::array()}, {"extern_calls", nlohmann::json::array()}};
       for (size_t i = 0; i < b->graphs.size(); ++i) {
         nlohmann::json g = ir::to_json(*b->graphs[i]);
+        if (const ir::Function* entry = b->graphs[i]->entry_function())
+          g["regions"] = profile::to_json(*b->graphs[i], *entry,
+                                          profile::regions(*b->graphs[i], *entry, b->meta["graphs"][i]["args"]));
         for (auto k : g["kernels"]) out["kernels"].push_back((k["graph"] = i, k));
         for (auto e : g["extern_calls"]) out["extern_calls"].push_back((e["graph"] = i, e));
         out["graphs"].push_back(std::move(g));
