@@ -40,10 +40,18 @@ std::vector<std::string> split_top(const std::string& s, const std::string& sep)
   return out;
 }
 
-// `s` without one pair of enclosing parentheses, when they enclose all of it.
+// `s` without the parentheses that enclose all of it ("(a + b)" -> "a + b", "(a) + (b)" stays).
 std::string unwrap(std::string s) {
-  while (s.size() >= 2 && s.front() == '(' && s.back() == ')' && split_top(s.substr(1, s.size() - 2), ")").size() == 1)
-    s = s.substr(1, s.size() - 2);
+  auto enclosed = [](const std::string& t) {
+    if (t.size() < 2 || t.front() != '(' || t.back() != ')') return false;
+    int depth = 0;
+    for (size_t i = 0; i + 1 < t.size(); ++i) {
+      depth += (t[i] == '(') - (t[i] == ')');
+      if (depth == 0) return false;  // the first parenthesis closes before the end
+    }
+    return true;
+  };
+  while (enclosed(s)) s = s.substr(1, s.size() - 2);
   return s;
 }
 
@@ -162,7 +170,8 @@ std::optional<Axes> read_axes(const std::vector<std::string>& lines, int64_t xnu
   }
   if (!any_r) return no("no load along the reduced index");
   if (!axes) return no("no load depends on both the reduced index and the outputs");
-  if (axes->c <= 1 || xnumel % axes->c != 0) return no(fmt::format("xnumel {} is not a multiple of the inner extent {}", xnumel, axes->c));
+  if (axes->c <= 1 || xnumel % axes->c != 0)
+    return no(fmt::format("xnumel {} is not a multiple of the inner extent {}", xnumel, axes->c));
   return axes;
 }
 
@@ -219,7 +228,13 @@ std::vector<Candidate> axis_reduction(const KernelProfile& k, std::string* why_n
   }
   if (xoffset_line < 0 || xindex_line < 0 || xmask_line < 0) return no("not Inductor's 1-D output index");
   const std::string xmask_stmt = t->lines[xmask_line].substr(t->lines[xmask_line].find_first_not_of(' '));
-  if (!t->x_unmasked && xmask_stmt != "xmask = xindex < xnumel") return no("`" + xmask_stmt + "` is not Inductor's x mask");
+  if (!t->x_unmasked && xmask_stmt != "xmask = xindex < xnumel")
+    return no("`" + xmask_stmt + "` is not Inductor's x mask");
+  // Unmasked, programs past the tiles redo one: harmless only when no output is also read.
+  if (t->x_unmasked)
+    for (const std::string& l : t->lines)
+      if (l.find("tl.load(in_out_ptr") != std::string::npos)
+        return no("an unmasked kernel that reads its in-place output");
 
   std::vector<Candidate> outc;
   for (const Tile& tile : tiles(c, outer, t->x_unmasked)) {
@@ -250,7 +265,8 @@ std::vector<Candidate> axis_reduction(const KernelProfile& k, std::string* why_n
       }
       // The tile's coordinates stand for the digits Inductor computes from xindex (the same values
       // on every unmasked lane), so Triton sees the inner axis contiguous.
-      if (s == fmt::format("{} = (xindex % {})", axes->inner, c) || s == fmt::format("{} = xindex % {}", axes->inner, c)) {
+      if (s == fmt::format("{} = (xindex % {})", axes->inner, c) ||
+          s == fmt::format("{} = xindex % {}", axes->inner, c)) {
         body += ind + axes->inner + " = kopt_inner\n";
         continue;
       }
