@@ -5,7 +5,8 @@ under its small config (XBLOCK shrunk: more programs than the tiles, the ones pa
 loop's R0_BLOCK shrunk: several passes), so the tile mapping is checked beyond one program.
 
 Bundles (corpus/): sums, means, max and argmin over outer, middle and 4-D middle axes with odd and prime
-extents, and Inductor's split column mean (two kernels). Reductions along the contiguous axis are declined
+extents, Inductor's split column mean (two kernels) and a log-softmax over a middle axis (its output
+written per element of the reduced axis). Reductions along the contiguous axis are declined
 with the reason."""
 import json
 import os
@@ -45,6 +46,7 @@ def verify(kernelopt_bin, bundle, kernel, candidate, tmp_path):
     ("mean_dim2_4d", 1),     # mean over dim 2 of 3x5x47x7
     ("argmin_middle", 1),    # argmin over dim 1 of 6x41x35
     ("mean_dim0", 2),        # mean over dim 0 of 256x256: Inductor's split, both kernels
+    ("log_softmax_middle", 1),  # log_softmax over dim 1: a pointwise epilogue over the reduced axis
 ])
 def test_every_axis_reduction_candidate_passes_the_gates(kernelopt_bin, tmp_path, name, kernels):
     out, manifest = proposed(kernelopt_bin, name, tmp_path)
