@@ -1,5 +1,7 @@
 #include "agents/coder/patterns/patterns.h"
 
+#include "agents/coder/patterns/axis_reduction.h"
+
 namespace kopt::agents::patterns {
 
 namespace {
@@ -12,7 +14,7 @@ struct Generator {
 };
 
 const Generator kGenerators[] = {
-    {"", nullptr},  // placeholder: the table's first real entry replaces it
+    {"axis_reduction", axis_reduction},
 };
 
 }  // namespace

@@ -1,179 +1,41 @@
 #include "agents/coder/templates/column_reduction.h"
 
 #include <map>
-#include <regex>
-#include <set>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "agents/coder/config_space.h"
 #include "agents/coder/templates/templates.h"
+#include "agents/coder/templates/transposed_reduction.h"
 #include "artifact/pin_config.h"
 
 namespace kopt::agents::templates {
 
 using nlohmann::json;
 
-namespace {
-
-// Reductions whose last argument is the axis (Inductor writes it as a literal).
-const std::set<std::string> kAxisLast = {"tl.sum", "tl.max", "tl.min", "tl.argmax", "tl.argmin", "tl.xor_sum",
-                                         "triton_helpers.max2", "triton_helpers.min2", "triton_helpers.prod",
-                                         "triton_helpers.any", "triton_helpers.max_with_index",
-                                         "triton_helpers.min_with_index", "triton_helpers.welford"};
-// Elementwise helpers (the running update inside the loop).
-const std::set<std::string> kElementwise = {"maximum", "minimum", "maximum_with_index", "minimum_with_index",
-                                            "welford_reduce", "welford_combine", "promote_to_tensor"};
-const char* const kRefused[] = {"tl.reshape(", "tl.view(", "tl.trans(", "tl.permute(", "tl.join(", "tl.split(",
-                                "tl.gather(", "tl.associative_scan(", "tl.cumsum(", "tl.cumprod(", "tl.sort(",
-                                "tl.atomic", "tl.dot(", "tl.flip(", "tl.num_programs(", "tl.program_id(1)",
-                                "tl.program_id(2)", "tl.reduce(", "tl.expand_dims(", "tl.broadcast("};
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t p = 0; (p = s.find(from, p)) != std::string::npos; p += to.size()) s.replace(p, from.size(), to);
-  return s;
-}
-
-// The line with the reduction axis of every axis-last reduction call turned from 1 to 0;
-// false when a reduction call's axis is not the literal 1.
-bool flip_reduction_axes(std::string& line) {
-  static const std::regex call(R"(((?:tl|triton_helpers)\.\w+)\()");
-  std::string out;
-  size_t pos = 0;
-  std::smatch m;
-  std::string rest = line;
-  while (std::regex_search(rest, m, call)) {
-    size_t open = pos + m.position(0) + m.length(0) - 1;
-    if (!kAxisLast.count(m[1])) {
-      pos = open + 1, rest = line.substr(pos);
-      continue;
-    }
-    int depth = 0;
-    size_t close = open;
-    for (; close < line.size(); ++close) {
-      if (line[close] == '(' || line[close] == '[') ++depth;
-      if (line[close] == ')' || line[close] == ']') --depth;
-      if (depth == 0) break;
-    }
-    if (close >= line.size() || close < open + 3 || line.compare(close - 3, 3, ", 1") != 0) return false;
-    line[close - 1] = '0';
-    pos = close + 1, rest = line.substr(pos);
-  }
-  return true;
-}
-
-}  // namespace
-
 std::vector<Candidate> column_reduction(const KernelProfile& k, std::string* why_not) {
   auto no = [&](const std::string& why) { return decline(why_not, why); };
   const ir::Kernel& ker = *k.kernel;
-  bool looped = ker.kind == "reduction";
-  if (!looped && ker.kind != "persistent_reduction") return no("not a reduction kernel");
+  if (ker.kind != "reduction" && ker.kind != "persistent_reduction") return no("not a reduction kernel");
   std::string hint = ker.decorator_args.value("reduction_hint", std::string());
   if (hint.find("OUTER") == std::string::npos) return no("not a reduction over a strided dimension (" + hint + ")");
-  for (const ir::KernelParam& p : ker.signature)
-    if (p.is_constexpr && p.name != "XBLOCK" && p.name != "R0_BLOCK") return no("unexpected constexpr " + p.name);
-  size_t def = ker.source.find("def " + ker.entry + "(");
-  if (def == std::string::npos || ker.source.find("\ndef ", def + 1) != std::string::npos ||
-      ker.source.find("\n@", def + 1) != std::string::npos)
-    return no("the kernel is not the last function of its source");
-  size_t body_at = ker.source.find('\n', def) + 1;
-  // Logical lines: Inductor splits long calls (minimum_with_index) over several lines.
-  std::vector<std::string> lines;
-  int depth = 0;
-  for (size_t p = body_at; p < ker.source.size();) {
-    size_t nl = ker.source.find('\n', p);
-    if (nl == std::string::npos) nl = ker.source.size();
-    std::string l = ker.source.substr(p, nl - p);
-    p = nl + 1;
-    size_t first = l.find_first_not_of(' ');
-    if (first == std::string::npos) continue;
-    if (l.find('#') != std::string::npos || l.find("\"\"\"") != std::string::npos) return no("comments in the kernel body");
-    if (depth > 0) {
-      bool tight = lines.back().back() == '(' || l[first] == ')' || l[first] == ']';
-      if (!tight) lines.back() += ' ';
-      lines.back().append(l, first, std::string::npos);
-    } else {
-      lines.push_back(l);
-    }
-    for (char c : l) depth += (c == '(' || c == '[') - (c == ')' || c == ']');
-    if (depth < 0) return no("unbalanced brackets");
-  }
-  for (std::string& l : lines) l = replace_all(l, ", )", ")");
-  static const std::regex block_re(R"(^ *R0_BLOCK: tl\.constexpr = (\d+)$)"), r0numel_re(R"(^ *r0_numel = (\d+)$)");
-  int64_t fixed_block = -1, r0numel = -1;
-  bool x_unmasked = false, r_unmasked = false, has_loop = false;
+  std::optional<TransposedReduction> t = transposed_reduction(k, why_not);
+  if (!t) return {};
+  const bool looped = t->looped, x_unmasked = t->x_unmasked, r_unmasked = t->r_unmasked;
+  const int64_t xnumel = t->xnumel, rnumel = t->rnumel, fixed_block = t->fixed_block;
   std::string body;
-  for (std::string l : lines) {
-    std::string s = l.substr(l.find_first_not_of(' '));
-    std::smatch m;
-    if (std::regex_match(l, m, block_re)) fixed_block = std::stoll(m[1]);
-    if (std::regex_match(l, m, r0numel_re)) r0numel = std::stoll(m[1]);
-    if (s.rfind("xmask = tl.full(", 0) == 0) x_unmasked = true;
-    if (looped && s.rfind("r0_mask = tl.full(", 0) == 0) r_unmasked = true;
-    if (s == "for r0_offset in tl.range(0, r0_numel, R0_BLOCK):") {
-      if (has_loop || !looped) return no("more than one loop");
-      has_loop = true;
-    } else if (s.rfind("for ", 0) == 0 || s.rfind("if ", 0) == 0 || s.rfind("while ", 0) == 0 ||
-               s.rfind("with ", 0) == 0 || s.back() == ':' || s.back() == '\\' || s.back() == '(' ||
-               s.back() == ',') {
-      return no("control flow or a statement spanning lines: " + s);
-    }
-    for (const char* bad : kRefused)
-      if (s.find(bad) != std::string::npos) return no(fmt::format("`{}` is not handled", s));
-    static const std::regex helper(R"(triton_helpers\.(\w+)\()");
-    for (std::sregex_iterator it(s.begin(), s.end(), helper), end; it != end; ++it)
-      if (!kElementwise.count((*it)[1]) && !kAxisLast.count("triton_helpers." + (*it)[1].str()))
-        return no(fmt::format("`{}` calls an unknown helper", s));
-    // The orientation: broadcast axes swapped, the tile shape transposed, reductions along axis 0.
-    l = replace_all(l, "[:, None]", "[@@]");
-    l = replace_all(l, "[None, :]", "[:, None]");
-    l = replace_all(l, "[@@]", "[None, :]");
-    l = replace_all(l, "[XBLOCK, R0_BLOCK]", "[R0_BLOCK, XBLOCK]");
-    if (!flip_reduction_axes(l)) return no(fmt::format("`{}` reduces along an axis other than the row", s));
-    // Nothing else may depend on the orientation.
-    std::string rest = l;
-    for (const char* ok : {"[R0_BLOCK, XBLOCK]", "tl.arange(0, XBLOCK)", "tl.arange(0, R0_BLOCK)",
-                           "tl.program_id(0) * XBLOCK", "tl.range(0, r0_numel, R0_BLOCK)", "[None, :]", "[:, None]",
-                           "R0_BLOCK: tl.constexpr", "RBLOCK: tl.constexpr = R0_BLOCK", "[R0_BLOCK]", "[1, 1]",
-                           // An all-true 1-D mask (xnumel a multiple of every XBLOCK), broadcast after.
-                           "tl.full([XBLOCK], True, tl.int1)",
-                           ", None)"})  // a store's mask left out
-      rest = replace_all(rest, ok, "");
-    if (rest.find("XBLOCK") != std::string::npos || rest.find("R0_BLOCK") != std::string::npos ||
-        rest.find("None") != std::string::npos || rest.find(":]") != std::string::npos ||
-        rest.find("[:") != std::string::npos)
-      return no(fmt::format("`{}` depends on the tile's orientation", s));
-    body += l + "\n";
-  }
-  if (looped != has_loop) return no("not Inductor's reduction layout");
-  if (!looped && fixed_block <= 0) return no("a persistent reduction without its block size");
-  if (k.launches.empty()) return no("never launched");
-  size_t nrt = 0;
-  for (const ir::KernelParam& p : ker.signature) nrt += !p.is_constexpr;
-  const json& a = k.launches.front()["args"];
-  if (a.size() != nrt || nrt < 3 || !a[nrt - 2].contains("value") || !a[nrt - 1].contains("value"))
-    return no("expected (pointers..., xnumel, r0_numel) launch arguments");
-  int64_t xnumel = a[nrt - 2]["value"], rnumel = a[nrt - 1]["value"];
-  for (const json& l : k.launches)
-    if (l["args"][nrt - 2].value("value", int64_t{-1}) != xnumel || l["args"][nrt - 1].value("value", int64_t{-1}) != rnumel)
-      return no("launches differ in shape");
-  if (r0numel >= 0 && r0numel != rnumel) return no("the launch's r0_numel differs from the kernel's");
+  for (const std::string& l : t->lines) body += l + "\n";
 
   std::string src = fmt::format("def {}({}):\n    # kernelopt template column_reduction: [rows, columns] tiles, "
                                 "coalesced rows reduced down the columns.\n{}",
                                 ker.entry, entry_params(ker), body);
-  // The row loop carries its own stage count: Triton pipelines a loop's loads only on that, never
-  // on the launch's num_stages (H200: the argmin of 16Kx4K fp32 at XBLOCK=32 R0_BLOCK=256 0.261 ms
-  // at any launch stages, 0.078 ms with the loop's own 3; benchmarks/column_reductions.py `inductor`).
-  // One source per stage count, built once (a persistent reduction has no loop: its configs' count is 1).
+  // The row loop carries its own stage count (with_loop_stages): one source per stage count, built
+  // once (a persistent reduction has no loop: its configs' count is 1).
   std::map<int, std::string> sources;
   if (!looped) sources[1] = replace_entry(ker, src);
   else
-    for (int stages : {2, 3})
-      sources[stages] = replace_entry(ker, replace_all(src, "tl.range(0, r0_numel, R0_BLOCK):",
-                                                       fmt::format("tl.range(0, r0_numel, R0_BLOCK, num_stages={}):",
-                                                                   stages)));
+    for (int stages : {2, 3}) sources[stages] = replace_entry(ker, with_loop_stages(src, stages));
   std::vector<Candidate> outc;
   // Columns per program from 16 (64 B rows, many programs) to 256; rows per step so a tile
   // holds 2K-8K elements; 4-16 elements per thread.

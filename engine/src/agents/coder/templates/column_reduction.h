@@ -18,7 +18,8 @@ namespace kopt::agents::templates {
 // kept; only its tile orientation changes (broadcast axes swapped, reduction axis 1 -> 0),
 // so the combine rules (NaN first, lowest index among equal extremes) are the kernel's own.
 // Applies to Inductor's OUTER reductions; declines statements it cannot prove elementwise
-// or axis-1 reductions.
+// or axis-1 reductions (the transposition: transposed_reduction.h, shared with the
+// axis-reduction generator, agents/coder/patterns/axis_reduction.h).
 std::vector<Candidate> column_reduction(const KernelProfile& k, std::string* why_not);
 
 }  // namespace kopt::agents::templates

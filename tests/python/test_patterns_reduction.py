@@ -1,0 +1,84 @@
+"""The axis-reduction generator (pattern:axis_reduction, engine/src/agents/coder/patterns/axis_reduction.cpp)
+through the gates: `kernelopt candidates` writes what the built-in coder proposes for a captured bundle, and
+every candidate of the generator must pass G1-G3 in CPU mode (the Triton interpreter). G2 also runs each
+under its small config (XBLOCK shrunk: more programs than the tiles, the ones past them masked out; the row
+loop's R0_BLOCK shrunk: several passes), so the tile mapping is checked beyond one program.
+
+Bundles (corpus/): sums, means, max and argmin over outer, middle and 4-D middle axes with odd and prime
+extents, Inductor's split column mean (two kernels) and a log-softmax over a middle axis (its output
+written per element of the reduced axis). Reductions along the contiguous axis are declined
+with the reason."""
+import json
+import os
+import subprocess
+
+import pytest
+from conftest import CORPUS, ROOT
+
+DEVICE = os.environ.get("KERNELOPT_TEST_DEVICE", "cpu")
+ORIGIN = "pattern:axis_reduction"
+
+
+def proposed(kernelopt_bin, bundle, tmp_path):
+    """What the built-in coder proposes for `bundle` (a corpus name or a path): (its directory, its kernels)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    out = tmp_path / "candidates"
+    env = dict(os.environ, KERNELOPT_DB=str(tmp_path / "c.db"), PYTHONPATH=str(ROOT / "python"))
+    r = subprocess.run([kernelopt_bin, "candidates", str(CORPUS / bundle), "--out", str(out), "--device", DEVICE,
+                        "--quiet"], capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr
+    return out, json.loads((out / "manifest.json").read_text())["kernels"]
+
+
+def verify(kernelopt_bin, bundle, kernel, candidate, tmp_path):
+    env = dict(os.environ, KERNELOPT_DB=str(tmp_path / "r.db"), PYTHONPATH=str(ROOT / "python"))
+    v = subprocess.run([kernelopt_bin, "verify", str(bundle), "--kernel", kernel, "--candidate", str(candidate),
+                        "--device", DEVICE, "--json", "-q", "--seeds", "3"],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert v.stdout.strip(), v.stderr
+    gates = {g["gate"]: g["status"] for g in json.loads(v.stdout)["gates"]}
+    assert gates["G1"] == gates["G2"] == gates["G3"] == "passed", (candidate, gates)
+
+
+@pytest.mark.parametrize("name,kernels", [
+    ("sum_middle_odd", 1),   # sum over dim 1 of 8x37x61
+    ("amax_outer", 1),       # amax over dim 0 of 19x24x33
+    ("mean_dim2_4d", 1),     # mean over dim 2 of 3x5x47x7
+    ("argmin_middle", 1),    # argmin over dim 1 of 6x41x35
+    ("mean_dim0", 2),        # mean over dim 0 of 256x256: Inductor's split, both kernels
+    ("log_softmax_middle", 1),  # log_softmax over dim 1: a pointwise epilogue over the reduced axis
+])
+def test_every_axis_reduction_candidate_passes_the_gates(kernelopt_bin, tmp_path, name, kernels):
+    out, manifest = proposed(kernelopt_bin, name, tmp_path)
+    cands = [(k["kernel"], c) for k in manifest for c in k["candidates"] if c["origin"] == ORIGIN]
+    assert len({k for k, _ in cands}) == kernels, [(k["kernel"], k["declined"]) for k in manifest]
+    for kernel, c in cands:
+        verify(kernelopt_bin, CORPUS / name, kernel, out / c["file"], tmp_path)
+
+
+@pytest.mark.parametrize("name", ["row_sum_long", "argmax_dim", "min_dim"])
+def test_reductions_along_the_contiguous_axis_are_declined(kernelopt_bin, tmp_path, name):
+    _, manifest = proposed(kernelopt_bin, name, tmp_path)
+    for k in manifest:
+        assert not any(c["origin"] == ORIGIN for c in k["candidates"]), k["kernel"]
+        reasons = [d for d in k["declined"] if d.startswith(ORIGIN + ":")]
+        assert reasons and "a reduction along the contiguous axis" in reasons[0], k["declined"]
+
+
+def test_looped_argmin_with_ties_and_its_unmasked_form(kernelopt_bin, tmp_path):
+    """Inductor's looped argmin over dim 0 (512x64, many ties: the first index of the minimum must win,
+    through the kernel's own minimum_with_index running update), and the same kernel as Inductor writes it
+    when the columns divide every XBLOCK (no x mask: programs past the tiles redo one instead of being
+    masked; G2's small config launches them). Each instance of the tiles' first and last shapes passes G1-G3."""
+    from test_templates_scan import DATA, unmasked_columns
+    kernel = "triton_red_fused_argmin_0"
+    plain = DATA / "argmin_dim0_inductor_form"
+    for bundle in (plain, unmasked_columns(plain, tmp_path / "unmasked")):
+        out, manifest = proposed(kernelopt_bin, bundle, tmp_path / bundle.name)
+        cands = [c for k in manifest for c in k["candidates"] if c["origin"] == ORIGIN]
+        assert cands, [k["declined"] for k in manifest]
+        unmasked = bundle != plain
+        for c in (cands[0], cands[-1]):
+            src = (out / c["file"]).read_text()
+            assert ("kopt_pid = tl.program_id(0) % " in src) == unmasked, c["description"]
+            verify(kernelopt_bin, bundle, kernel, out / c["file"], tmp_path)
