@@ -1,5 +1,7 @@
 #include "agents/coder/patterns/patterns.h"
 
+#include "agents/coder/patterns/window.h"
+
 namespace kopt::agents::patterns {
 
 namespace {
@@ -12,7 +14,7 @@ struct Generator {
 };
 
 const Generator kGenerators[] = {
-    {"", nullptr},  // placeholder: the table's first real entry replaces it
+    {"window", window},
 };
 
 }  // namespace
