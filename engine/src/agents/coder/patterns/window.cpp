@@ -245,9 +245,9 @@ std::vector<Candidate> window(const KernelProfile& k, std::string* why_not) {
   const bool walk = w->digits.size() > 1 && w->digits[1].window && w->digits[1].radix > 1;
   std::vector<Candidate> out;
   // Four outputs per lane first (a stride-2 lane reads one 32-byte tile), then eight (the
-  // neighbours' halo tiles cost less per output), then two. Walked rows: 4 then 8 (unrolled, each
-  // step's loads issued early; more rows hold more carried values in registers).
-  for (int64_t v : {4, 8, 2}) {
+  // neighbours' halo tiles cost less per output). Walked rows: 4 then 8 (unrolled, each step's
+  // loads issued early; more rows hold more carried values in registers).
+  for (int64_t v : {4, 8}) {
     if (next_pow2(v * d0.stride) > 32 || (v > 1 && v > next_pow2(d0.radix))) continue;
     for (int64_t rh : walk ? std::vector<int64_t>{4, 8} : std::vector<int64_t>{1}) {
       if (rh > 4 && rh > w->digits[1].radix) continue;

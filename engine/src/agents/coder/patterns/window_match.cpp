@@ -250,12 +250,29 @@ std::optional<Window> match_window(const KernelProfile& k, std::string* why) {
     if (!bad.empty()) return no("a statement of the body " + bad + ": it is not elementwise");
     if (value && value->is("Call") && ev.text(value->child("func")) == "tl.store") {
       const auto& a = value->list("args");
-      if (a.size() < 2) return no("a store not written tl.store(ptr, value, mask)");
+      const py::Node* mask = a.size() > 2 ? a[2] : keyword(value, "mask");
+      bool plain = !mask || ev.text(mask) == "xmask" || ev.text(mask) == "None";
+      if (a.size() < 2 || a.size() > 3 || value->list("keywords").size() > (a.size() == 3 ? 0u : 1u) || !plain)
+        return no("a store not written tl.store(ptr, value, xmask)");
       w.body.push_back(fmt::format("tl.store({}, {}, xmask)", ev.text(a[0]), ev.text(a[1])));
       continue;
     }
-    if (value && value->is("Call") && ev.text(value->child("func")) == "tl.load") {
-      const auto& a = value->list("args");
+    // A load, or a load converted at once (Inductor's `tl.load(...).to(tl.float32)` of 16-bit inputs).
+    const py::Node* load = value;
+    std::string suffix;
+    if (load && load->is("Call") && load->child("func")->is("Attribute") && load->child("func")->ident("attr") == "to" &&
+        load->child("func")->child("value")->is("Call")) {
+      load = load->child("func")->child("value");
+      suffix = ks.module->source().substr(load->end.offset, value->end.offset - load->end.offset);
+    }
+    const bool loads = py::any_node(st, [&](const py::Node* n) {
+      return n->is("Call") && ev.text(n->child("func")) == "tl.load";
+    });
+    if (loads && !(load && load->is("Call") && ev.text(load->child("func")) == "tl.load"))
+      return no("a load not written tmp = tl.load(ptr + index, ...)");
+    if (loads) {
+      const auto& a = load->list("args");
+      value = load;
       std::string target = assigned(st);
       if (target.empty() || a.empty() || !a[0]->is("BinOp") || a[0]->ident("op") != "Add" ||
           !a[0]->child("left")->is("Name"))
@@ -283,7 +300,7 @@ std::optional<Window> match_window(const KernelProfile& k, std::string* why) {
         return no(fmt::format("{} reads {} through another map than the window's first load", target, ptr));
       coef = index.a.coef;
       masks.push_back(m.bounds);
-      w.body.push_back(fmt::format("{} = win_{}", target, w.loads.size()));
+      w.body.push_back(fmt::format("{} = win_{}{}", target, w.loads.size(), suffix));
       w.loads.push_back(l);
       ev.env[target] = Sym{};
       continue;
