@@ -1,6 +1,7 @@
 #include "agents/coder/patterns/patterns.h"
 
 #include "agents/coder/patterns/axis_reduction.h"
+#include "agents/coder/patterns/window.h"
 
 namespace kopt::agents::patterns {
 
@@ -15,6 +16,7 @@ struct Generator {
 
 const Generator kGenerators[] = {
     {"axis_reduction", axis_reduction},
+    {"window", window},
 };
 
 }  // namespace

@@ -1,0 +1,168 @@
+// pattern:window (agents/coder/patterns/window.h): which captured kernels it recognizes as windowed
+// loads, what it reads from them, and what it declines with which reason.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "agents/coder/patterns/patterns.h"
+#include "agents/coder/patterns/window_match.h"
+#include "artifact/bundle.h"
+#include "profile/family.h"
+#include "test_util.h"
+#include "verify/static/g1.h"
+
+namespace kopt {
+namespace {
+
+using kopt::testing::corpus;
+using kopt::testing::tensor;
+using kopt::testing::value;
+using nlohmann::json;
+
+agents::KernelProfile profile_of(const ir::Bundle& b, json args) {
+  agents::KernelProfile p;
+  p.kernel = &b.graphs[0]->kernels.at(0);
+  p.family = profile::family(*p.kernel);
+  p.launches = {{{"args", std::move(args)}}};
+  return p;
+}
+
+struct Pool {
+  const char* bundle;
+  std::vector<int64_t> in, out;
+  size_t loads;
+  bool walks;  // a second window digit: output rows walked, shared rows carried
+};
+
+const Pool kPools[] = {
+    {"max_pool1d_dilated", {4, 8, 203}, {4, 8, 1, 101}, 4, false},
+    {"avg_pool1d_padded", {4, 8, 301}, {4, 8, 1, 151}, 5, false},
+    {"max_pool2d_rect_ceil", {2, 4, 37, 29}, {2, 4, 19, 28}, 6, true},
+    {"max_pool3d_dilated", {2, 3, 13, 11, 15}, {2, 3, 6, 5, 7}, 8, true},
+    {"max_pool2d", {4, 16, 32, 32}, {4, 16, 16, 16}, 9, true},
+    {"avg_pool2d", {4, 16, 32, 32}, {4, 16, 32, 32}, 9, true},
+    {"max_pool2d_large", {32, 64, 224, 224}, {32, 64, 112, 112}, 9, true},
+};
+
+int64_t numel(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+TEST(WindowPattern, ProposesForEveryPoolOfTheCorpusAndEachInstancePassesG1) {
+  for (const Pool& pool : kPools) {
+    SCOPED_TRACE(pool.bundle);
+    auto b = corpus(pool.bundle);
+    auto p = profile_of(*b, {tensor(pool.in), tensor(pool.out), value(numel(pool.out))});
+    std::string why;
+    auto w = agents::patterns::match_window(p, &why);
+    ASSERT_TRUE(w) << why;
+    EXPECT_EQ(w->loads.size(), pool.loads);
+    auto cands = agents::patterns::instantiate("window", p, &why);
+    ASSERT_FALSE(cands.empty()) << why;
+    EXPECT_LE(cands.size(), 8u);  // a few launch configs: the search screens them all
+    for (const auto& c : cands) {
+      EXPECT_EQ(c.origin, "pattern:window");
+      EXPECT_EQ(c.source.find("tl.store(") != std::string::npos, true);
+      EXPECT_EQ(c.source.find("static_range") != std::string::npos, pool.walks) << c.description;
+      EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
+    }
+  }
+}
+
+TEST(WindowPattern, ReadsStrideDilationPaddingAndExtentsFromTheKernel) {
+  // max_pool1d k4 s2 p2 d2 over 203: offsets -2, 0, 2, 4 along the contiguous digit, stride 2.
+  auto b = corpus("max_pool1d_dilated");
+  auto p = profile_of(*b, {tensor({4, 8, 203}), tensor({4, 8, 1, 101}), value(3232)});
+  std::string why;
+  auto w = agents::patterns::match_window(p, &why);
+  ASSERT_TRUE(w) << why;
+  ASSERT_EQ(w->digits.size(), 2u);
+  EXPECT_TRUE(w->digits[0].window);
+  EXPECT_EQ(w->digits[0].stride, 2);
+  EXPECT_EQ(w->digits[0].extent, 203);
+  EXPECT_EQ(w->digits[0].radix, 101);
+  EXPECT_FALSE(w->digits[1].window);
+  std::vector<int64_t> offs;
+  for (const auto& l : w->loads) offs.push_back(l.offset[0]);
+  EXPECT_EQ(offs, (std::vector<int64_t>{-2, 0, 2, 4}));
+  EXPECT_EQ(w->other, "float(\"-inf\")");
+  // Four outputs per lane at stride 2 read 8-wide tiles: the lane's own, and of its neighbours'
+  // only the columns the window reaches (one to the left, three to the right).
+  auto cands = agents::patterns::instantiate("window", p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  const std::string& src = cands.front().source;
+  EXPECT_NE(src.find("& (cols >= 6) & (cols <= 6)"), std::string::npos) << src;
+  EXPECT_NE(src.find("& (cols >= 0) & (cols <= 2)"), std::string::npos) << src;
+  // Inductor's combine is kept as written.
+  EXPECT_NE(src.find("tmp32 = triton_helpers.maximum(tmp25, tmp31)"), std::string::npos);
+
+  // The (3, 2) window, stride (2, 1), padding (1, 0), ceil_mode: the row digit's extent 37 bounds the
+  // partial last window, and the one row two consecutive output rows share is carried.
+  auto r = corpus("max_pool2d_rect_ceil");
+  auto q = profile_of(*r, {tensor({2, 4, 37, 29}), tensor({2, 4, 19, 28}), value(4256)});
+  auto rw = agents::patterns::match_window(q, &why);
+  ASSERT_TRUE(rw) << why;
+  EXPECT_EQ(rw->digits[1].stride, 2);
+  EXPECT_EQ(rw->digits[1].extent, 37);
+  EXPECT_EQ(rw->digits[0].stride, 1);
+  auto rc = agents::patterns::instantiate("window", q, &why);
+  ASSERT_FALSE(rc.empty()) << why;
+  EXPECT_NE(rc.front().source.find("win_0 = c0"), std::string::npos) << rc.front().source;
+  EXPECT_NE(rc.front().source.find("c0 = win_4"), std::string::npos);
+}
+
+TEST(WindowPattern, DeclinesWithTheReason) {
+  std::string why;
+  auto g = corpus("gelu_scale");
+  agents::KernelProfile p;
+  p.kernel = &g->graphs[0]->kernels.at(0);
+  json args = json::array();
+  for (const auto& prm : p.kernel->signature)
+    if (!prm.is_constexpr) args.push_back(prm.name == "xnumel" ? value(1024) : tensor({1024}));
+  p.launches = {{{"args", args}}};
+  EXPECT_TRUE(agents::patterns::instantiate("window", p, &why).empty());
+  EXPECT_NE(why.find("loads from in_ptr0 and in_ptr1: not one windowed input"), std::string::npos) << why;
+
+  auto s = corpus("softmax_lastdim");
+  p.kernel = &s->graphs[0]->kernels.at(0);
+  EXPECT_TRUE(agents::patterns::instantiate("window", p, &why).empty());
+  EXPECT_EQ(why, "not a pointwise kernel");
+
+  // Channels-last: the innermost digit is the channel, which the window does not move along.
+  auto cl = corpus("avg_pool2d_channels_last");
+  json in = tensor({2, 16, 20, 22}), out = tensor({2, 16, 10, 11});
+  in["stride"] = {7040, 1, 352, 16};
+  out["stride"] = {1760, 1, 176, 16};
+  auto q = profile_of(*cl, {in, out, value(3520)});
+  EXPECT_TRUE(agents::patterns::instantiate("window", q, &why).empty());
+  EXPECT_NE(why.find("channels-last"), std::string::npos) << why;
+
+  // A mask that is not the bounds of the load's window coordinates.
+  auto b = corpus("max_pool1d_dilated");
+  b->graphs[0]->kernels.at(0).source =
+      testing::replaced(b->graphs[0]->kernels.at(0).source, "tmp8 = tmp5 < tmp7", "tmp8 = tmp5 < tmp2");
+  auto m = profile_of(*b, {tensor({4, 8, 203}), tensor({4, 8, 1, 101}), value(3232)});
+  EXPECT_TRUE(agents::patterns::instantiate("window", m, &why).empty());
+  EXPECT_NE(why.find("tmp11"), std::string::npos) << why;
+}
+
+TEST(WindowPattern, KeepsAConversionOfTheLoadAndDeclinesAStoreMaskedOtherwise) {
+  // 16-bit inputs: Inductor converts each load at once (`tl.load(...).to(tl.float32)`).
+  auto b = corpus("max_pool1d_dilated");
+  std::string& src = b->graphs[0]->kernels.at(0).source;
+  src = testing::replaced(src, "other=float(\"-inf\"))\n    tmp12", "other=float(\"-inf\")).to(tl.float32)\n    tmp12");
+  auto p = profile_of(*b, {tensor({4, 8, 203}), tensor({4, 8, 1, 101}), value(3232)});
+  std::string why;
+  auto w = agents::patterns::match_window(p, &why);
+  ASSERT_TRUE(w) << why;
+  EXPECT_NE(std::find(w->body.begin(), w->body.end(), "tmp11 = win_0.to(tl.float32)"), w->body.end());
+  // A store under another mask than the output's bounds is not the pointwise form the tiles keep.
+  src = testing::replaced(src, "tl.store(out_ptr0 + (x2), tmp32, xmask)", "tl.store(out_ptr0 + (x2), tmp32, tmp10)");
+  EXPECT_TRUE(agents::patterns::instantiate("window", p, &why).empty());
+  EXPECT_NE(why.find("a store not written"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace kopt

@@ -1,0 +1,55 @@
+"""pattern:window (engine/src/agents/coder/patterns/window.h) through the gates in CPU mode: for each
+captured pool of the corpus (1-D dilated max and padded average, a ceil_mode rectangular 2-D max, a
+dilated 3-D max, 2-D max and average), `kernelopt candidates` lists the generator's instances and
+`kernelopt verify` passes every one of them through G1-G3 in the Triton interpreter (G2's small
+launch config runs several programs of each, and the window values are combined by Inductor's own
+statements, so outputs are bit-equal). Kernels that are no windowed load are declined with the
+reason. No speed is claimed here: the H200 times them."""
+import json
+import os
+import subprocess
+
+import pytest
+from conftest import CORPUS, ROOT
+
+DEVICE = os.environ.get("KERNELOPT_TEST_DEVICE", "cpu")
+
+
+def candidates(kernelopt_bin, bundle, out):
+    """The manifest of every candidate the built-in coder proposes for `bundle` (none run)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    r = subprocess.run([kernelopt_bin, "candidates", str(bundle), "-o", str(out), "--device", DEVICE, "-q"],
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr
+    return json.loads((out / "manifest.json").read_text())
+
+
+@pytest.mark.parametrize("name", ["max_pool1d_dilated", "avg_pool1d_padded", "max_pool2d_rect_ceil",
+                                  "max_pool3d_dilated", "max_pool2d", "avg_pool2d"])
+def test_every_window_instance_passes_the_gates_bit_equal(kernelopt_bin, tmp_path, name):
+    manifest = candidates(kernelopt_bin, CORPUS / name, tmp_path / "cands")
+    (kernel,) = manifest["kernels"]
+    window = [c for c in kernel["candidates"] if c["origin"] == "pattern:window"]
+    assert 2 <= len(window) <= 8, kernel.get("declined")
+    env = dict(os.environ, KERNELOPT_DB=str(tmp_path / "r.db"), PYTHONPATH=str(ROOT / "python"))
+    for c in window:
+        v = subprocess.run([kernelopt_bin, "verify", str(CORPUS / name), "--kernel", kernel["kernel"],
+                            "--candidate", str(tmp_path / "cands" / c["file"]), "--device", DEVICE, "--json", "-q",
+                            "--seeds", "1"], capture_output=True, text=True, timeout=600, env=env)
+        assert v.stdout.strip(), v.stderr
+        gates = {g["gate"]: g for g in json.loads(v.stdout)["gates"]}
+        assert [gates[g]["status"] for g in ("G1", "G2", "G3")] == ["passed"] * 3, (c["description"], gates)
+        assert all(r["match"] and r["max_rel"] == 0.0 for r in gates["G2"]["evidence"]["runs"]), c["description"]
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("gelu_scale", "not one windowed input"),
+    ("softmax_lastdim", "not a pointwise kernel"),
+    ("avg_pool2d_channels_last", "channels-last"),
+])
+def test_other_kernels_are_declined_with_the_reason(kernelopt_bin, tmp_path, name, reason):
+    manifest = candidates(kernelopt_bin, CORPUS / name, tmp_path / "cands")
+    for kernel in manifest["kernels"]:
+        assert not [c for c in kernel["candidates"] if c["origin"] == "pattern:window"], kernel["kernel"]
+    declined = [d for k in manifest["kernels"] for d in k.get("declined", []) if d.startswith("pattern:window: ")]
+    assert any(reason in d for d in declined), declined
