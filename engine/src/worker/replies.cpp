@@ -43,6 +43,12 @@ class Fields {
     return *v;
   }
   const json& whole() const { return j_; }
+  // Element `i` of the array at `key`, which must be an object.
+  Fields item(std::string_view key, const json& list, size_t i) const {
+    std::string path = fmt::format("{}[{}]", key, i);
+    if (!list[i].is_object()) wrong(path, list[i], "an object");
+    return {list[i], op_, prefix_ + path + "."};
+  }
 
  private:
   const json* find(std::string_view key) const {
@@ -65,6 +71,14 @@ class Fields {
   std::string prefix_;
 };
 
+// The common part: `ok`, and the reply kept.
+template <class R>
+R start(json raw) {
+  R r;
+  static_cast<Reply&>(r) = parse_reply(std::move(raw));
+  return r;
+}
+
 Timing timing(const Fields& f) {
   Timing t;
   t.raw = f.whole();
@@ -76,8 +90,7 @@ Timing timing(const Fields& f) {
 }
 
 TimedReply timed(json raw, std::string_view op, std::string_view candidate) {
-  TimedReply r;
-  static_cast<Reply&>(r) = parse_reply(std::move(raw));
+  auto r = start<TimedReply>(std::move(raw));
   if (!r.ok) return r;
   Fields f(r.raw, op);
   r.measured = f.boolean("measured", false);
@@ -85,14 +98,6 @@ TimedReply timed(json raw, std::string_view op, std::string_view candidate) {
   if (!r.measured) return r;
   r.baseline = timing(f.at("baseline"));
   r.candidate = timing(f.at(candidate));
-  return r;
-}
-
-// The common part: `ok`, and the reply kept.
-template <class R>
-R start(json raw) {
-  R r;
-  static_cast<Reply&>(r) = parse_reply(std::move(raw));
   return r;
 }
 
@@ -188,9 +193,7 @@ ProfileReply parse_profile(json raw) {
   if (!r.raw.contains("kernels")) return r;
   const json& kernels = f.array("kernels");
   for (size_t i = 0; i < kernels.size(); ++i) {
-    Fields k(kernels[i], "profile", fmt::format("kernels[{}].", i));
-    if (!kernels[i].is_object()) throw ReplyError(fmt::format("the worker's profile reply has 'kernels[{}]' as {}, "
-                                                              "not an object", i, kernels[i].type_name()));
+    Fields k = f.item("kernels", kernels, i);
     r.kernels.push_back({k.opt_string("name").value_or(""), k.number("ms_per_run", 0.0), k.number("calls_per_run", 0.0)});
   }
   return r;
@@ -203,9 +206,7 @@ ScreenReply parse_screen(json raw) {
   r.baseline_median_ms = f.at("baseline").number("median_ms");
   const json& cands = f.array("candidates");
   for (size_t i = 0; i < cands.size(); ++i) {
-    if (!cands[i].is_object()) throw ReplyError(fmt::format("the worker's screen reply has 'candidates[{}]' as {}, "
-                                                            "not an object", i, cands[i].type_name()));
-    Fields c(cands[i], "screen", fmt::format("candidates[{}].", i));
+    Fields c = f.item("candidates", cands, i);
     ScreenedCandidate s;
     s.ok = c.boolean("ok", false);
     if (s.ok) s.median_ms = c.number("median_ms");
