@@ -19,6 +19,7 @@
 #include "verify/compiles.h"
 #include "verify/end_to_end.h"
 #include "verify/rules.h"
+#include "worker/replies.h"
 #include "test_util.h"
 
 using namespace kopt;
@@ -63,7 +64,7 @@ verify::CascadeResult expect_g1_to_g3_pass(const ir::Bundle& b, const ir::Kernel
   verify::CascadeResult r = verify::run_cascade(sup, b, 0, k, source, o);
   EXPECT_TRUE(r.accepted) << kopt::results::cascade_json(r).dump(2);
   EXPECT_GE(r.gates.size(), 3u);
-  for (size_t g = 0; g < 3 && g < r.gates.size(); ++g) EXPECT_EQ(r.gates[g].status, "passed") << r.gates[g].gate;
+  for (size_t g = 0; g < 3 && g < r.gates.size(); ++g) EXPECT_EQ(r.gates[g].status, verify::GateStatus::passed) << r.gates[g].gate;
   return r;
 }
 
@@ -88,9 +89,10 @@ TEST(CascadeTolerances, RequestFieldCoversEveryFloatDtype) {
 
 TEST(CascadeRules, TimingVerdictNeedsTheSlowEndToBeatTheFastEnd) {
   auto summary = [](double p20, double med, double p80, double synced) {
-    return json{{"p20_ms", p20}, {"median_ms", med}, {"p80_ms", p80}, {"synced", {{"median_ms", synced}}}};
+    return worker::parse_timing(
+        json{{"p20_ms", p20}, {"median_ms", med}, {"p80_ms", p80}, {"synced", {{"median_ms", synced}}}}, "test");
   };
-  json base = summary(1.0, 1.05, 1.1, 1.1);
+  worker::Timing base = summary(1.0, 1.05, 1.1, 1.1);
   EXPECT_TRUE(verify::timing_verdict(base, summary(0.8, 0.85, 0.9, 0.9), 1.03, "candidate").passed);
   // Faster at the median, but its p80 is within the baseline's noise: not a win.
   EXPECT_FALSE(verify::timing_verdict(base, summary(0.8, 0.9, 0.99, 0.95), 1.03, "candidate").passed);
@@ -104,10 +106,10 @@ TEST(CascadeRules, Float64RuleAllowsForTheBaselinesOwnRunToRunSpread) {
   // A run_module reply: one output each, the candidate vs the baseline outside tolerance.
   auto reply = [](double cand_err, double base_err, std::optional<double> spread) {
     auto one = [](double rel) { return json{{"outputs", json::array({json{{"max_rel", rel}}})}}; };
-    json r = {{"vs_baseline", {{"ok", false}, {"outputs", json::array({json{{"max_rel", 3e-3}}})}}},
+    json r = {{"ok", true}, {"vs_baseline", {{"ok", false}, {"outputs", json::array({json{{"max_rel", 3e-3}}})}}},
               {"candidate_vs_fp64", one(cand_err)}, {"baseline_vs_fp64", one(base_err)}};
     if (spread) r["baseline_self"] = one(*spread);
-    return r;
+    return worker::parse_run_module(r, true);
   };
   verify::CascadeOptions o;
   // A split scan's baseline: 1.87e-7 from float64, 1.49e-7 from itself run again. A candidate at
@@ -142,7 +144,7 @@ TEST(CascadeWorker, CompilesFindingAndEndToEndGate) {
   std::string module = stitch::stitch(*b->graphs[0], {});
   verify::GateRecord same = verify::end_to_end(sup, *b, {module}, o);
   EXPECT_EQ(same.gate, "E2E");
-  EXPECT_EQ(same.status, "not_measured") << same.evidence.dump(2);
+  EXPECT_EQ(same.status, verify::GateStatus::not_measured) << same.evidence.dump(2);
   EXPECT_EQ(same.evidence["correctness"]["rule"], "within tolerance of the baseline");
   EXPECT_LE(same.evidence["correctness"]["vs_baseline_max_rel"].get<double>(), 1e-4);
   EXPECT_EQ(same.evidence["correctness"]["baseline_self_max_rel"].get<double>(), 0.0);  // the CPU run repeats exactly
@@ -152,7 +154,7 @@ TEST(CascadeWorker, CompilesFindingAndEndToEndGate) {
   std::string wrong_kernel = replace_once(k.source, "libdevice.exp(", "libdevice.exp(1.5 * ");
   std::string wrong = stitch::stitch(*b->graphs[0], {{k.name, wrong_kernel, "test"}});
   verify::GateRecord failed = verify::end_to_end(sup, *b, {wrong}, o);
-  EXPECT_EQ(failed.status, "failed") << failed.evidence.dump(2);
+  EXPECT_EQ(failed.status, verify::GateStatus::failed) << failed.evidence.dump(2);
   EXPECT_EQ(failed.evidence["correctness"]["rule"],
             "float64 fallback: candidate error <= max(baseline error * slack, baseline error + the baseline's "
             "run-to-run spread)");
@@ -160,7 +162,7 @@ TEST(CascadeWorker, CompilesFindingAndEndToEndGate) {
 
   // A stitched module that does not even load: a failed gate with the error, never an exception.
   verify::GateRecord broken = verify::end_to_end(sup, *b, {module + "\ndef broken(:\n"}, o);
-  EXPECT_EQ(broken.status, "failed");
+  EXPECT_EQ(broken.status, verify::GateStatus::failed);
   EXPECT_NE(broken.evidence["correctness"].value("error", "").find("SyntaxError"), std::string::npos)
       << broken.evidence.dump(2);
 }
@@ -197,12 +199,12 @@ TEST(CascadeWorker, RoundingOnlyDifferencesPassG2OnConditionOfTheFloat64Rule) {
   verify::CascadeResult r = verify::run_cascade(sup, *b, 0, k, off, o);
   ASSERT_GE(r.gates.size(), 3u) << kopt::results::cascade_json(r).dump(2);
   EXPECT_EQ(r.gates[1].gate, "G2");
-  EXPECT_EQ(r.gates[1].status, "passed") << r.gates[1].evidence.dump(2);
+  EXPECT_EQ(r.gates[1].status, verify::GateStatus::passed) << r.gates[1].evidence.dump(2);
   EXPECT_TRUE(r.gates[1].evidence.value("needs_fp64", false));
   EXPECT_TRUE(verify::passed_on_rounding(r));
   for (const auto& run : r.gates[1].evidence["runs"]) EXPECT_TRUE(run.value("rounding_only", false)) << run.dump();
   EXPECT_EQ(r.gates[2].gate, "G3");
-  EXPECT_EQ(r.gates[2].status, "failed") << r.gates[2].evidence.dump(2);
+  EXPECT_EQ(r.gates[2].status, verify::GateStatus::failed) << r.gates[2].evidence.dump(2);
   EXPECT_NE(r.gates[2].evidence["rule"].get<std::string>().find("float64 rule (required"), std::string::npos);
   EXPECT_FALSE(r.accepted);
 
@@ -210,7 +212,7 @@ TEST(CascadeWorker, RoundingOnlyDifferencesPassG2OnConditionOfTheFloat64Rule) {
   // rule (no shortcut through "within tolerance of the baseline") and, as accurate as itself, passes.
   o.fp64_rule_only = true;
   verify::GateRecord same = verify::end_to_end(sup, *b, {stitch::stitch(*b->graphs[0], {})}, o);
-  EXPECT_EQ(same.status, "not_measured") << same.evidence.dump(2);
+  EXPECT_EQ(same.status, verify::GateStatus::not_measured) << same.evidence.dump(2);
   EXPECT_NE(same.evidence["correctness"]["rule"].get<std::string>().find("float64 rule (required"),
             std::string::npos);
 }

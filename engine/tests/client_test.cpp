@@ -62,12 +62,23 @@ TEST(WorkerClient, CallsReachTheWorker) {
   o.start_timeout = 30s;
   Supervisor s(o);
   // The fake worker echoes the op it does not know: each function sends its own.
-  EXPECT_EQ(run_baseline(s, "/b", 10s)["op"], "run_baseline");
-  EXPECT_EQ(record_launches(s, "/b", 10s)["op"], "record_launches");
-  EXPECT_EQ(ceilings(s, 10s)["op"], "ceilings");
-  EXPECT_EQ(time_module(s, {"/b", {"m"}}, 10s)["op"], "time_module");
+  EXPECT_EQ(load_bundle(s, "/b", 10s).raw["op"], "load_bundle");
+  EXPECT_EQ(ceilings(s, 10s).raw["op"], "ceilings");
+  EXPECT_EQ(time_module(s, {"/b", {"m"}}, 10s).raw["op"], "time_module");  // measured false: nothing required
+  // The echo lacks what these replies must hold: the parse says which op and which field.
+  EXPECT_THROW(
+      {
+        try {
+          run_baseline(s, "/b", 10s);
+        } catch (const ReplyError& e) {
+          EXPECT_STREQ(e.what(), "the worker's run_baseline reply lacks 'match'");
+          throw;
+        }
+      },
+      ReplyError);
+  EXPECT_THROW(record_launches(s, "/b", 10s), ReplyError);
   std::vector<json> mem = memory(s, {.reset_peak = true}, 10s);
   ASSERT_EQ(mem.size(), 2u);  // one reply per worker
   EXPECT_TRUE(mem[0].value("measured", false));
-  EXPECT_EQ(forget_bundles(s, 10s)["forgotten"], 0);
+  EXPECT_EQ(forget_bundles(s, 10s).raw["forgotten"], 0);
 }

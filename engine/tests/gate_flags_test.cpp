@@ -137,9 +137,10 @@ TEST(GateDefaults, HiddenWorkSlackIsTheNamedConstants) {
   // Baseline: 1 ms on the timed stream, 1.2 ms synchronized; the candidate may show at most
   // kHiddenSlackMs + kHiddenSlackOfMedian * 1 ms more outside the stream than that.
   auto summary = [](double ms, double synced) {
-    return json{{"p20_ms", ms}, {"median_ms", ms}, {"p80_ms", ms}, {"synced", {{"median_ms", synced}}}};
+    return worker::parse_timing(
+        json{{"p20_ms", ms}, {"median_ms", ms}, {"p80_ms", ms}, {"synced", {{"median_ms", synced}}}}, "test");
   };
-  json base = summary(1.0, 1.2);
+  worker::Timing base = summary(1.0, 1.2);
   double slack = verify::kHiddenSlackMs + verify::kHiddenSlackOfMedian * 1.0;
   auto with_hidden = [&](double extra) { return summary(0.5, 0.5 + 0.2 + extra); };
   EXPECT_TRUE(verify::timing_verdict(base, with_hidden(slack * 0.99), 1.03, "candidate").passed);

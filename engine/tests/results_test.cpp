@@ -47,11 +47,16 @@ TEST(ResultsKey, PrefixKernelShapesCandidate) {
 TEST(ResultsRecord, CascadeResultRoundTrips) {
   kopt::verify::CascadeResult r;
   r.accepted = true, r.performance_measured = true, r.kernel = "triton_poi_0", r.candidate_hash = "00ff";
-  r.gates = {{"G1", "passed", {{"findings", json::array()}}}, {"G4", "passed", {{"speedup", 1.5}}}};
+  using kopt::verify::GateStatus;
+  r.gates = {{"G1", GateStatus::passed, {{"findings", json::array()}}},
+             {"G4", GateStatus::not_measured, {{"speedup", 1.5}}}};
   json j = kopt::results::cascade_json(r);
   EXPECT_EQ(j, json({{"kernel", "triton_poi_0"}, {"candidate_hash", "00ff"}, {"accepted", true},
                      {"performance_measured", true},
                      {"gates", {{{"gate", "G1"}, {"status", "passed"}, {"evidence", {{"findings", json::array()}}}},
-                                {{"gate", "G4"}, {"status", "passed"}, {"evidence", {{"speedup", 1.5}}}}}}}));
+                                {{"gate", "G4"}, {"status", "not_measured"}, {"evidence", {{"speedup", 1.5}}}}}}}));
   EXPECT_EQ(kopt::results::cascade_json(kopt::results::cascade_from_json(j)), j);
+  // A status no kernelopt writes is one line naming it, not a silently wrong record.
+  j["gates"][1]["status"] = "skipped";
+  EXPECT_THROW(kopt::results::cascade_from_json(j), kopt::UserError);
 }

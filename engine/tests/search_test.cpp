@@ -104,7 +104,7 @@ TEST(SearchGpuPath, ScreensInBatchesAndAcceptsTheFastestThroughEveryGate) {
   EXPECT_NEAR(*out.speedup, 1.0 / *c.screen_ratio, 1e-9);  // G4's measured ratio, not the screen's guess
   ASSERT_EQ(c.result->gates.size(), 4u);
   for (const auto& g : c.result->gates) {
-    EXPECT_EQ(g.status, "passed") << g.gate;
+    EXPECT_EQ(g.status, verify::GateStatus::passed) << g.gate;
     EXPECT_TRUE(g.evidence.contains("seconds")) << g.gate;  // where a slow cascade spent its time
   }
 }

@@ -43,18 +43,19 @@ int profile(const ProfileOptions& o) {
     out["ceilings"] = pipeline::gpu_ceilings(sup, db, timeout, [&](const std::string& w) { progress(o.quiet, w); });
   }
   progress(o.quiet, "running the baseline module against the eager model");
-  nlohmann::json base = pipeline::must(worker::run_baseline(sup, o.bundle, timeout), "the baseline run");
-  out["baseline"] = {{"match", base["match"]}, {"comparison", base["comparison"]}, {"launches", base["launches"]}};
-  if (!base["match"].get<bool>()) {
+  worker::RunBaselineReply baseline = pipeline::must(worker::run_baseline(sup, o.bundle, timeout), "the baseline run");
+  const nlohmann::json& base = baseline.raw;
+  out["baseline"] = {{"match", baseline.match}, {"comparison", base["comparison"]}, {"launches", base["launches"]}};
+  if (!baseline.match) {
     // Vendor kernels may pick other algorithms (TF32 convolutions, split-K GEMMs) than eager did:
     // the float64 model says whether the baseline is still as accurate as its precision allows.
     progress(o.quiet, "baseline differs from eager; comparing it with the model in float64");
-    nlohmann::json fp64 = pipeline::must(worker::run_fp64(sup, o.bundle, timeout), "the float64 run");
-    out["baseline"]["vs_fp64"] = fp64["baseline_vs_fp64"];
+    worker::RunFp64Reply fp64 = pipeline::must(worker::run_fp64(sup, o.bundle, timeout), "the float64 run");
+    out["baseline"]["vs_fp64"] = fp64.baseline_vs_fp64;
   }
   progress(o.quiet, "profiling the module");
   nlohmann::json prof =
-      pipeline::must(worker::profile(sup, {.bundle = o.bundle, .reps = o.reps}, timeout), "profiling");
+      pipeline::must(worker::profile(sup, {.bundle = o.bundle, .reps = o.reps}, timeout), "profiling").raw;
   prof.erase("id"), prof.erase("ok");
   out["profile"] = prof;
   db.add_record("profile", o.bundle, out);
@@ -69,7 +70,7 @@ int profile(const ProfileOptions& o) {
   double max_rel = 0;
   for (const auto& x : base["comparison"]["outputs"]) max_rel = std::max(max_rel, x.value("max_rel", 0.0));
   fmt::print("baseline module vs eager model: {} (max relative error {:.2e})\n",
-             base["match"].get<bool>() ? "match" : "differs", max_rel);
+             baseline.match ? "match" : "differs", max_rel);
   if (out["baseline"].contains("vs_fp64")) {
     double e64 = 0;
     for (const auto& x : out["baseline"]["vs_fp64"]["outputs"]) e64 = std::max(e64, x.value("max_rel", 0.0));

@@ -48,7 +48,7 @@ std::string gate_summary(const verify::GateRecord& g) {
   }
   if (g.gate == "G2") {
     size_t runs = e.value("runs", json::array()).size();
-    if (g.status != "passed") {
+    if (g.status != verify::GateStatus::passed) {
       std::string why = e.value("reason", "");
       const json& last = e["runs"].back();
       if (last.contains("error")) why += ": " + last["error"].get<std::string>().substr(0, 200);
@@ -64,7 +64,7 @@ std::string gate_summary(const verify::GateRecord& g) {
     if (e.contains("optimized")) return correct + "; " + timing_summary(e, "optimized");
     return correct + (e.contains("reason") ? "; " + e["reason"].get<std::string>() : "");
   }
-  if (g.status == "not_measured") return e.value("reason", "");
+  if (g.status == verify::GateStatus::not_measured) return e.value("reason", "");
   if (e.contains("error")) return e["error"].get<std::string>().substr(0, 200);
   return timing_summary(e, "candidate");
 }
@@ -94,8 +94,8 @@ int verify(const VerifyOptions& o) {
   std::unique_ptr<worker::Supervisor> sup = pipeline::start_worker(o.device, o.gpu);
   verify::CascadeOptions co = o.gate;
   // The baseline's settled configs, so G3 and the end-to-end gate change only the candidate (stitch.h).
-  json launches = worker::record_launches(*sup, o.bundle, co.load_timeout);
-  if (launches.contains("launches")) co.pins = stitch::pins_of(launches["launches"]);
+  worker::RecordLaunchesReply launches = worker::record_launches(*sup, o.bundle, co.load_timeout);
+  if (launches.ok) co.pins = stitch::pins_of(launches.launches);
   verify::CascadeResult r = verify::run_cascade(*sup, *bundle, graph, *kernel, candidate, co);
   if (r.accepted) {
     // The whole model with this one candidate stitched in; every other graph as captured.
@@ -105,9 +105,9 @@ int verify(const VerifyOptions& o) {
                                    : stitch::stitch(*bundle->graphs[g], {}));
     co.fp64_rule_only = verify::passed_on_rounding(r);
     r.gates.push_back(verify::end_to_end(*sup, *bundle, modules, co));
-    const std::string& e2e = r.gates.back().status;
-    r.accepted = e2e == "passed" || e2e == "not_measured";
-    r.performance_measured = r.performance_measured && e2e == "passed";
+    verify::GateStatus e2e = r.gates.back().status;
+    r.accepted = verify::lets_through(e2e);
+    r.performance_measured = r.performance_measured && e2e == verify::GateStatus::passed;
   }
   json j = results::cascade_json(r);
   j["bundle"] = o.bundle;
@@ -122,7 +122,7 @@ int verify(const VerifyOptions& o) {
         {"G1", "static"}, {"G2", "multi-seed"}, {"G3", "model"}, {"G4", "performance"}, {"E2E", "end-to-end"}};
     fmt::print("candidate {} for {} (hash {})\n", o.candidate, kernel->name, r.candidate_hash);
     for (const auto& g : r.gates)
-      fmt::print("  {:<3} {:<12} {:<13} {}\n", g.gate, names.at(g.gate), g.status, gate_summary(g));
+      fmt::print("  {:<3} {:<12} {:<13} {}\n", g.gate, names.at(g.gate), verify::to_string(g.status), gate_summary(g));
     fmt::print("{}\n", r.accepted ? (r.performance_measured ? "accepted"
                                                             : "accepted for correctness; performance not measured")
                                   : "rejected");

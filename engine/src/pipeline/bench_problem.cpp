@@ -225,32 +225,32 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
   // 3. Correct? The final model against torch.compile's (G3's rule, docs/gates.md) and against eager.
   verify::CascadeOptions co;
   worker::RunModuleRequest check{.bundle = bundle, .sources = sources, .tolerances = co.tol.to_json()};
-  json rm = worker::run_module(sup, check, timeout);
-  if (!verify::failed_reply(rm) && !rm["vs_baseline"].value("ok", false)) {
+  worker::RunModuleReply rm = worker::run_module(sup, check, timeout);
+  if (!verify::failed_reply(rm) && !rm.within_tolerance()) {
     check.fp64 = true;
     rm = worker::run_module(sup, check, timeout);
   }
   if (verify::failed_reply(rm))
-    return opt_error.empty() ? fail("the result did not run: " + reply_reason(rm), rm) : fail(opt_error);
+    return opt_error.empty() ? fail("the result did not run: " + reply_reason(rm.raw), rm.raw) : fail(opt_error);
   // Within tolerance of torch.compile's output, or else (the fp64 reply) no less accurate than it.
-  row["correct"] = rm["vs_baseline"].value("ok", false) || verify::model_verdict(rm, co).passed;
-  row["matches_eager"] = rm["vs_eager"].value("ok", false);
+  row["correct"] = rm.within_tolerance() || verify::model_verdict(rm, co).passed;
+  row["matches_eager"] = rm.vs_eager.value("ok", false);
 
   if (row["stages"].is_object()) row["stages"]["bench_check"] = since(t_check);
   auto t_times = std::chrono::steady_clock::now();
   // 4. Times, side by side in one process (GPU only).
   worker::BenchTimesRequest treq{.bundle = bundle, .reps = o.reps};
   if (changed) treq.sources = sources;
-  json t = worker::bench_times(sup, treq, timeout);
+  worker::BenchTimesReply t = worker::bench_times(sup, treq, timeout);
   if (verify::failed_reply(t))
-    return opt_error.empty() ? fail("timing failed: " + reply_reason(t), t) : fail(opt_error);
+    return opt_error.empty() ? fail("timing failed: " + reply_reason(t.raw), t.raw) : fail(opt_error);
   if (row["stages"].is_object()) row["stages"]["bench_times"] = since(t_times);
-  if (t.value("measured", false)) {
+  if (t.measured) {
     row["measured"] = true;
-    row["eager"] = times_entry(t["eager"]);
-    row["compiled"] = times_entry(t["compiled"]);
+    row["eager"] = times_entry(t.eager);
+    row["compiled"] = times_entry(t.compiled);
     // A fallback runs torch.compile's own modules: the same numbers, speedup exactly 1.
-    row["optimized"] = times_entry(changed ? t["optimized"] : t["compiled"]);
+    row["optimized"] = times_entry(changed ? t.optimized : t.compiled);
     const json &cm = row["compiled"], &op = row["optimized"];
     row["speedup"] = changed ? cm["device_ms"].get<double>() / op["device_ms"].get<double>() : 1.0;
     row["wall_speedup"] = changed ? cm["wall_ms"].get<double>() / op["wall_ms"].get<double>() : 1.0;

@@ -94,13 +94,13 @@ constexpr int64_t kLeakWarnBytes = 256LL << 20;
 // forget_bundles after a problem: the worker drops its state; what it still holds in use goes into the
 // row, with a warning when that is well above what it held before the problem (`before`).
 void forget_problem(worker::Supervisor& sup, json& row, std::optional<int64_t> before) {
-  json f = worker::forget_bundles(sup, std::chrono::seconds(120));
-  if (!f.value("ok", false)) {
+  worker::Reply f = worker::forget_bundles(sup, std::chrono::seconds(120));
+  if (!f.ok) {
     std::cerr << "[bench] warning: the worker did not drop the finished problem's state: "
-              << f.value("error", "?").substr(0, 200) << "\n";
+              << f.raw.value("error", "?").substr(0, 200) << "\n";
     return;
   }
-  std::optional<int64_t> after = worker::bytes_of(f, "in_use_bytes");
+  std::optional<int64_t> after = worker::bytes_of(f.raw, "in_use_bytes");
   if (!after) return;  // a worker that does not say
   row["memory_after_forget_bytes"] = *after;
   if (before && *after > *before + kLeakWarnBytes)

@@ -9,7 +9,8 @@ using nlohmann::json;
 json llm_summary(const llm::Session& s, const std::vector<search::KernelOutcome>& outcomes,
                  const std::string& transcript_file) {
   struct Verdict {
-    std::string outcome, gate;
+    search::Outcome outcome = search::Outcome::not_run;
+    std::string gate;
     bool chosen = false;
     std::optional<double> speedup;
   };
@@ -45,12 +46,13 @@ json llm_summary(const llm::Session& s, const std::vector<search::KernelOutcome>
       r["candidates"] = r["candidates"].get<int>() + 1;
       auto it = verdicts.find({e.kernel, h});
       // A proposal the search dropped as a duplicate of an earlier candidate has no record of its own.
-      std::string outcome = it == verdicts.end() ? "not_run" : it->second.outcome;
-      if (outcome == "rejected" && !it->second.gate.empty()) {
+      search::Outcome outcome = it == verdicts.end() ? search::Outcome::not_run : it->second.outcome;
+      std::string key(search::to_string(outcome));
+      if (outcome == search::Outcome::rejected && !it->second.gate.empty()) {
         json& at = r["rejected_at"];
         at[it->second.gate] = at.value(it->second.gate, 0) + 1;
-      } else if (r.contains(outcome)) {
-        r[outcome] = r[outcome].get<int>() + 1;
+      } else if (r.contains(key)) {
+        r[key] = r[key].get<int>() + 1;
       }
       if (it != verdicts.end() && it->second.chosen) {
         r["chosen"] = r["chosen"].get<int>() + 1, ++chosen;

@@ -21,6 +21,7 @@
 #include "search/search.h"
 #include "stitch/stitch.h"
 #include "verify/cascade.h"
+#include "worker/replies.h"
 #include "worker/supervisor.h"
 
 namespace kopt::pipeline {
@@ -35,7 +36,8 @@ struct Job {
   std::unique_ptr<ir::Bundle> bundle;
   std::unique_ptr<worker::Supervisor> owned;  // the job's own workers, unless given a pool (bench)
   worker::Supervisor* sup = nullptr;
-  nlohmann::json hello, ceilings, baseline, profile;
+  nlohmann::json hello, ceilings, baseline;  // baseline: run_baseline's reply, with vs_fp64 when it differs
+  worker::ProfileReply profile;               // GPU only (raw null in CPU mode)
   nlohmann::json memory;  // report.json's "memory": peak device memory over the job (docs/report.md)
   std::map<std::string, std::vector<nlohmann::json>> launches;  // kernel name -> launch records
   stitch::Pins pins;  // kernel name -> the config the baseline's autotuner settled on (GPU)

@@ -77,28 +77,29 @@ void baseline(Job& job) {
   // The job's peak device memory counts from here: the ceilings' 2 GiB copy before it is not the model's.
   worker::read_memory(*job.sup, true);
   job.say("running the baseline module against the eager model");
-  job.baseline = must(worker::run_baseline(*job.sup, job.bundle_dir, job.timeout()),
-                      "the baseline run");
-  if (const json& sec = job.baseline.value("seconds", json()); sec.is_object()) {
+  worker::RunBaselineReply base = must(worker::run_baseline(*job.sup, job.bundle_dir, job.timeout()),
+                                       "the baseline run");
+  job.baseline = base.raw;
+  if (const json& sec = base.seconds; sec.is_object()) {
     // Where the baseline's time went (the worker's split): loading the bundle, the three model runs.
     std::vector<std::string> parts;
     for (const auto& [name, v] : sec.items())
       if (v.is_number()) parts.push_back(fmt::format("{} {:.1f} s", name, v.get<double>()));
     job.say(fmt::format("baseline: {}", fmt::join(parts, ", ")));
   }
-  if (!job.baseline["match"].get<bool>()) {
+  if (!base.match) {
     // Vendor kernels may differ from eager (TF32 convolutions); the float64 model decides whether the
     // baseline is still as accurate as its precision allows. G3 compares candidates with the same rule.
-    json fp64 = must(worker::run_fp64(*job.sup, job.bundle_dir, job.timeout()), "the float64 run");
-    job.baseline["vs_fp64"] = fp64["baseline_vs_fp64"];
+    worker::RunFp64Reply fp64 = must(worker::run_fp64(*job.sup, job.bundle_dir, job.timeout()), "the float64 run");
+    job.baseline["vs_fp64"] = fp64.baseline_vs_fp64;
   }
 }
 
 void record_launches(Job& job) {
-  json r = must(worker::record_launches(*job.sup, job.bundle_dir, job.timeout()),
-                "recording the kernels' launches");
-  for (const json& l : r["launches"]) job.launches[l.value("name", "")].push_back(l);
-  job.pins = stitch::pins_of(r["launches"]);
+  worker::RecordLaunchesReply r = must(worker::record_launches(*job.sup, job.bundle_dir, job.timeout()),
+                                       "recording the kernels' launches");
+  for (const json& l : r.launches) job.launches[l.value("name", "")].push_back(l);
+  job.pins = stitch::pins_of(r.launches);
 }
 
 void profile(Job& job) {
@@ -109,9 +110,8 @@ void profile(Job& job) {
 }
 
 void plan(Job& job, agents::Agents& agents) {
-  std::map<std::string, json> timed;
-  if (job.profile.is_object())
-    for (const json& k : job.profile.value("kernels", json::array())) timed[k.value("name", "")] = k;
+  std::map<std::string, worker::KernelTime> timed;
+  for (const worker::KernelTime& k : job.profile.kernels) timed[k.name] = k;
   std::vector<agents::KernelProfile> kernels;
   for (size_t g = 0; g < job.bundle->graphs.size(); ++g)
     for (const ir::Kernel& k : job.bundle->graphs[g]->kernels) {
@@ -121,8 +121,8 @@ void plan(Job& job, agents::Agents& agents) {
       p.family = profile::family(k);
       p.launches = job.launches[k.name];
       if (auto it = timed.find(k.name); it != timed.end()) {
-        p.time_ms = it->second.value("ms_per_run", 0.0);
-        p.calls_per_run = it->second.value("calls_per_run", 0.0);
+        p.time_ms = it->second.ms_per_run;
+        p.calls_per_run = it->second.calls_per_run;
       } else {
         p.calls_per_run = static_cast<double>(p.launches.size());
       }

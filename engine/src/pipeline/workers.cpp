@@ -41,8 +41,9 @@ std::unique_ptr<worker::Supervisor> start_workers(const std::string& device, con
   }
 }
 
-json_t must(const json_t& reply, const std::string& what) {
-  if (reply.value("ok", false)) return reply;
+void must_ok(const worker::Reply& r, const std::string& what) {
+  if (r.ok) return;
+  const json_t& reply = r.raw;
   std::string why = reply.value("error", "unknown error");
   why = why.substr(0, why.find('\n'));
   if (reply.contains("failure")) why = reply["failure"].get<std::string>() + ": " + why;
@@ -56,7 +57,7 @@ json_t gpu_ceilings(worker::Supervisor& sup, results::ResultsDb& db, std::chrono
               triton = hello["versions"].value("triton", "?");
   if (auto cached = db.ceilings(gpu, torch, triton)) return *cached;
   say("measuring ceilings (copy bandwidth, matmul rates); cached for this GPU afterwards");
-  json_t c = must(worker::ceilings(sup, timeout), "measuring ceilings");
+  json_t c = must(worker::ceilings(sup, timeout), "measuring ceilings").raw;
   c.erase("id"), c.erase("ok");
   db.put_ceilings(gpu, torch, triton, c);
   return c;

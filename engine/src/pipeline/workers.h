@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "results/db.h"
+#include "worker/replies.h"
 #include "worker/supervisor.h"
 
 namespace kopt::pipeline {
@@ -24,7 +25,12 @@ std::unique_ptr<worker::Supervisor> start_workers(const std::string& device, con
 
 // A worker reply the command cannot do without: returned when ok, otherwise a one-line
 // UserError naming what failed and why.
-nlohmann::json must(const nlohmann::json& reply, const std::string& what);
+void must_ok(const worker::Reply& reply, const std::string& what);
+template <class R>
+R must(R reply, const std::string& what) {
+  must_ok(reply, what);
+  return reply;
+}
 
 // The measured ceilings of the worker's GPU, from the results database when this GPU model and
 // these versions were measured before, else measured now (`say` announces it) and stored.

@@ -68,7 +68,7 @@ std::string memory_line(const nlohmann::json& report);
 // "2.37×" when both are present and the floor is positive.
 std::string format_above_floor(std::optional<double> ms, std::optional<double> floor_ms);
 
-// "passed" / "failed" / "not measured" / "skipped", or the raw status text.
+// "passed" / "failed" / "not measured", or the raw status text.
 std::string status_words(std::string_view status);
 // "accepted", "rejected at G2", "screened out", "not run", or the raw outcome text.
 std::string outcome_words(const nlohmann::json& candidate);

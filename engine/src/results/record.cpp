@@ -1,5 +1,7 @@
 #include "results/record.h"
 
+#include "util/error.h"
+
 namespace kopt::results {
 
 using nlohmann::json;
@@ -21,8 +23,14 @@ verify::CascadeResult cascade_from_json(const json& j) {
   r.performance_measured = j.value("performance_measured", false);
   r.kernel = j.value("kernel", "");
   r.candidate_hash = j.value("candidate_hash", "");
-  for (const json& g : j.value("gates", json::array()))
-    r.gates.push_back({g.value("gate", ""), g.value("status", ""), g.value("evidence", json::object())});
+  for (const json& g : j.value("gates", json::array())) {
+    std::string status = g.value("status", "");
+    std::optional<verify::GateStatus> s = verify::parse_gate_status(status);
+    if (!s)
+      throw UserError(fmt::format("the results database holds a cascade record with gate status '{}', which no "
+                                  "kernelopt writes; give another --db", status));
+    r.gates.push_back({g.value("gate", ""), *s, g.value("evidence", json::object())});
+  }
   return r;
 }
 

@@ -18,7 +18,7 @@ namespace {
 
 std::optional<double> g4_speedup(const verify::CascadeResult& r) {
   for (const auto& g : r.gates)
-    if (g.gate == "G4" && g.status == "passed" && g.evidence.contains("speedup")) return g.evidence["speedup"].get<double>();
+    if (g.gate == "G4" && g.status == verify::GateStatus::passed && g.evidence.contains("speedup")) return g.evidence["speedup"].get<double>();
   return std::nullopt;
 }
 
@@ -144,7 +144,7 @@ class KernelSearch {
       CandidateRecord& rec = out_.candidates[i];
       // Worth a cascade only if the screen saw it beat the original by the margin G4 will demand.
       if (rec.screen_ratio && *rec.screen_ratio * o_.cascade.gamma < 1.0) ranked.push_back(i);
-      else if (rec.outcome == "not_run") rec.outcome = "screened_out";
+      else if (rec.outcome == Outcome::not_run) rec.outcome = Outcome::screened_out;
     }
     std::stable_sort(ranked.begin(), ranked.end(), [&](size_t a, size_t b) {
       return *out_.candidates[a].screen_ratio < *out_.candidates[b].screen_ratio;
@@ -156,29 +156,31 @@ class KernelSearch {
     std::vector<std::string> sources;
     for (size_t i : todo) sources.push_back(out_.candidates[i].candidate.source);
     auto t0 = Clock::now();
-    json r = worker::screen(sup_,
+    worker::ScreenReply r = worker::screen(sup_,
                             {.at = {b_.dir, graph_, out_.profile.kernel->name},
                              .sources = sources,
                              .reps = o_.screen_reps,
                              .poison = verify::pure_output_args(*out_.profile.kernel)},
                             o_.cascade.timeout);
-    if (!r.value("ok", false)) {
-      say("screening failed: " + r.value("error", "?").substr(0, 200));
-      for (size_t i : todo) out_.candidates[i].screen_error = "screening failed: " + r.value("error", "?").substr(0, 200);
+    if (!r.ok) {
+      std::string why = "screening failed: " + r.raw.value("error", "?").substr(0, 200);
+      say(why);
+      for (size_t i : todo) out_.candidates[i].screen_error = why;
       return;
     }
-    double base = r["baseline"]["median_ms"];
+    if (r.candidates.size() != todo.size())
+      throw worker::ReplyError(fmt::format("the worker's screen reply has {} candidate(s) for the {} sent",
+                                           r.candidates.size(), todo.size()));
     // Where a slow search spent its time: compiling (a cold compile pool builds one at a time) or timing.
-    const json sec = r.value("seconds", json::object());
     say(fmt::format("screened {} candidate(s) in {:.1f} s (compile {:.1f} s{}, run {:.1f} s)", todo.size(),
-                    std::chrono::duration<double>(Clock::now() - t0).count(), sec.value("compile", 0.0),
-                    r.value("parallel_compile", false) ? ", parallel" : "", sec.value("run", 0.0)));
+                    std::chrono::duration<double>(Clock::now() - t0).count(), r.compile_s,
+                    r.parallel_compile ? ", parallel" : "", r.run_s));
     for (size_t n = 0; n < todo.size(); ++n) {
-      const json& c = r["candidates"][n];
+      const worker::ScreenedCandidate& c = r.candidates[n];
       CandidateRecord& rec = out_.candidates[todo[n]];
       json stored;
-      if (c.value("ok", false)) rec.screen_ratio = c["median_ms"].get<double>() / base, stored["ratio"] = *rec.screen_ratio;
-      else rec.screen_error = c.value("error", "?"), stored["error"] = rec.screen_error;
+      if (c.ok) rec.screen_ratio = c.median_ms / r.baseline_median_ms, stored["ratio"] = *rec.screen_ratio;
+      else rec.screen_error = c.error, stored["error"] = rec.screen_error;
       std::lock_guard lock(cache_.mu);
       cache_.db.add_record("screen", cache_key(rec.hash), stored);
     }
@@ -204,7 +206,7 @@ class KernelSearch {
       std::lock_guard lock(cache_.mu);
       cache_.db.add_record("cascade", key, results::cascade_json(*rec.result));
     }
-    rec.outcome = rec.result->accepted ? "accepted" : "rejected";
+    rec.outcome = rec.result->accepted ? Outcome::accepted : Outcome::rejected;
     std::string at = rec.result->gates.empty() ? "" : rec.result->gates.back().gate;
     auto sp = g4_speedup(*rec.result);
     say(fmt::format("{} [{}] {}{}{}", rec.candidate.id, rec.candidate.description,
@@ -227,7 +229,7 @@ class KernelSearch {
     std::string first_error;
     for (size_t i = 0; i < out_.candidates.size(); ++i) {
       const CandidateRecord& c = out_.candidates[i];
-      if (c.outcome == "rejected") ++rejected;
+      if (c.outcome == Outcome::rejected) ++rejected;
       if (c.screen_ratio) {
         ++slower;
         if (best_i == SIZE_MAX || *c.screen_ratio < *out_.candidates[best_i].screen_ratio) best_i = i;
@@ -305,7 +307,7 @@ json candidate_json(const CandidateRecord& r) {
   if (r.result) {
     for (const auto& g : r.result->gates) {
       gates.push_back({{"gate", g.gate}, {"status", g.status}, {"evidence", g.evidence}});
-      if (g.status == "failed") failed = g.gate;
+      if (g.status == verify::GateStatus::failed) failed = g.gate;
     }
   }
   std::optional<double> sp = r.result ? g4_speedup(*r.result) : std::nullopt;

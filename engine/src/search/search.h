@@ -18,6 +18,7 @@
 #include "agents/agent.h"
 #include "profile/roofline.h"
 #include "results/db.h"
+#include "search/outcome.h"
 #include "verify/cascade.h"
 #include "worker/supervisor.h"
 
@@ -37,7 +38,7 @@ struct SearchOptions {
 struct CandidateRecord {
   agents::Candidate candidate;
   std::string hash;
-  std::string outcome = "not_run";      // accepted | rejected | screened_out | not_run
+  Outcome outcome = Outcome::not_run;
   std::optional<double> screen_ratio;   // candidate / baseline median when screened
   std::string screen_error;
   std::optional<verify::CascadeResult> result;

@@ -46,7 +46,7 @@ GateRecord g1(worker::Supervisor& sup, const std::string& bundle, size_t graph, 
     r.findings.push_back(check_compiles(sup, bundle, graph, k, source, o));
     r.passed = r.findings.back().passed;
   }
-  return {"G1", r.passed ? "passed" : "failed", {{"findings", findings_json(r.findings)}}};
+  return {"G1", r.passed ? GateStatus::passed : GateStatus::failed, {{"findings", findings_json(r.findings)}}};
 }
 
 // One G2 input set: the recorded arguments (seed -1) or a seed drawn as `inputs` says, and the poison fill
@@ -104,7 +104,7 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
       req.repeat = run.repeat;
       if (run.small) req.config = *small;
       auto t0 = std::chrono::steady_clock::now();
-      json r = worker::run_kernel(sup, req, o.timeout);
+      worker::RunKernelReply r = worker::run_kernel(sup, req, o.timeout);
       std::string label = run.seed < 0 ? std::string("recorded") : fmt::format("seed {}", run.seed);
       if (run.seed >= 0 && std::string_view(run.inputs) != "matched") label += fmt::format(" ({})", run.inputs);
       json summary = {{"launch", launch}, {"inputs", label}, {"poison_fill", run.fill}};
@@ -114,12 +114,12 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
       if (failed_reply(r)) {
         summary.update(reply_evidence(r));
         runs.push_back(summary);
-        return {"G2", "failed", {{"runs", runs}, {"reason", "the candidate did not run"}}};
+        return {"G2", GateStatus::failed, {{"runs", runs}, {"reason", "the candidate did not run"}}};
       }
-      summary["match"] = r["match"];
-      summary["max_rel"] = worst_rel(r["comparison"], "args");
-      if (r.contains("deterministic")) summary["deterministic"] = r["deterministic"];
-      if (!r["match"].get<bool>() && r.value("rounding_only", false)) {
+      summary["match"] = r.match;
+      summary["max_rel"] = worst_rel(r.comparison, "args");
+      if (r.deterministic) summary["deterministic"] = *r.deterministic;
+      if (!r.match && r.rounding_only) {
         // Every difference is at most a tenth of the tolerance relative to the output's scale (a changed
         // summation order): not a match, not a failure — G3 must show float64 accuracy (docs/gates.md).
         summary["rounding_only"] = true;
@@ -130,13 +130,13 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
         continue;
       }
       runs.push_back(summary);
-      if (!r["match"].get<bool>()) {
+      if (!r.match) {
         json bad = json::array();
-        for (const auto& a : r["comparison"]["args"])
+        for (const auto& a : r.comparison.value("args", json::array()))
           if (!a.value("ok", true)) bad.push_back(a);
-        std::string why = r.value("deterministic", true) ? "outputs differ from the original kernel's"
+        std::string why = r.deterministic.value_or(true) ? "outputs differ from the original kernel's"
                                                          : "two runs on the same inputs differ";
-        return {"G2", "failed", {{"runs", runs}, {"reason", why}, {"mismatched_args", bad}}};
+        return {"G2", GateStatus::failed, {{"runs", runs}, {"reason", why}, {"mismatched_args", bad}}};
       }
     }
   }
@@ -146,36 +146,36 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
     ev["rule"] = "rounding-level differences only (<= rtol/10 of each output's scale, NaN/Inf positions matching); "
                  "passes on condition that G3 finds it no less accurate than the baseline against float64";
   }
-  return {"G2", "passed", ev};
+  return {"G2", GateStatus::passed, ev};
 }
 
 GateRecord g3(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const ir::Kernel& k,
               const std::string& source, const CascadeOptions& o, bool fp64_only) {
   std::string stitched = stitch::stitch(*b.graphs.at(graph), {{k.name, source, "candidate"}}, o.pins);
-  json r = worker::run_module(
+  worker::RunModuleReply r = worker::run_module(
       sup, {.bundle = b.dir, .source = stitched, .graph = graph, .fp64 = true, .tolerances = o.tol.to_json()}, o.timeout);
-  if (failed_reply(r)) return {"G3", "failed", reply_evidence(r)};
+  if (failed_reply(r)) return {"G3", GateStatus::failed, reply_evidence(r)};
   Verdict v = model_verdict(r, o, fp64_only);
-  return {"G3", v.passed ? "passed" : "failed", v.evidence};
+  return {"G3", v.passed ? GateStatus::passed : GateStatus::failed, v.evidence};
 }
 
 GateRecord g4(worker::Supervisor& sup, const std::string& bundle, size_t graph, const ir::Kernel& k,
               const std::string& source, const CascadeOptions& o) {
   // Pure outputs are poisoned before every timed repetition (outside the timed region), so a
   // candidate cannot reuse what it left in them on the previous call.
-  json r = worker::time_kernel(
+  worker::TimedReply r = worker::time_kernel(
       sup, {.at = {bundle, graph, k.name}, .source = source, .reps = o.reps, .poison = pure_output_args(k)}, o.timeout);
-  if (failed_reply(r)) return {"G4", "failed", reply_evidence(r)};
-  if (!r.value("measured", false)) return {"G4", "not_measured", {{"reason", r.value("reason", "")}}};
-  Verdict v = timing_verdict(r["baseline"], r["candidate"], o.gamma, "candidate");
-  return {"G4", v.passed ? "passed" : "failed", v.evidence};
+  if (failed_reply(r)) return {"G4", GateStatus::failed, reply_evidence(r)};
+  if (!r.measured) return {"G4", GateStatus::not_measured, {{"reason", r.reason.value_or("")}}};
+  Verdict v = timing_verdict(r.baseline, r.candidate, o.gamma, "candidate");
+  return {"G4", v.passed ? GateStatus::passed : GateStatus::failed, v.evidence};
 }
 
 }  // namespace
 
 bool passed_on_rounding(const CascadeResult& r) {
   for (const GateRecord& g : r.gates)
-    if (g.gate == "G2" && g.status == "passed" && g.evidence.is_object()) return g.evidence.value("needs_fp64", false);
+    if (g.gate == "G2" && g.status == GateStatus::passed && g.evidence.is_object()) return g.evidence.value("needs_fp64", false);
   return false;
 }
 
@@ -190,7 +190,7 @@ CascadeResult run_cascade(worker::Supervisor& sup, const ir::Bundle& bundle, siz
     GateRecord g = gate();
     if (g.evidence.is_object())
       g.evidence["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    bool ok = g.status == "passed" || g.status == "not_measured";
+    bool ok = lets_through(g.status);
     res.gates.push_back(std::move(g));
     return !ok;
   };
@@ -202,7 +202,7 @@ CascadeResult run_cascade(worker::Supervisor& sup, const ir::Bundle& bundle, siz
   // Every gate passed. In CPU mode G4 is "not measured": the candidate is accepted as correct,
   // and no performance is claimed (performance_measured stays false).
   res.accepted = true;
-  res.performance_measured = res.gates.back().status == "passed";
+  res.performance_measured = res.gates.back().status == GateStatus::passed;
   return res;
 }
 

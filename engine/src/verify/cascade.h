@@ -13,6 +13,7 @@
 
 #include "artifact/bundle.h"
 #include "stitch/stitch.h"
+#include "verify/gate_status.h"
 #include "worker/supervisor.h"
 
 namespace kopt::verify {
@@ -71,7 +72,7 @@ struct CascadeOptions {
 
 struct GateRecord {
   std::string gate;    // "G1", "G2", "G3", "G4", "E2E"
-  std::string status;  // "passed", "failed", "not_measured", "skipped"
+  GateStatus status = GateStatus::failed;
   nlohmann::json evidence;
 };
 

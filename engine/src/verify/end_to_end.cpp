@@ -14,37 +14,37 @@ GateRecord end_to_end(worker::Supervisor& sup, const ir::Bundle& b, const std::v
                       const CascadeOptions& o) {
   KOPT_INTERNAL_ASSERT(stitched_sources.size() == b.graphs.size(),
                        fmt::format("end_to_end: {} module(s) for {} graph(s)", stitched_sources.size(), b.graphs.size()));
-  json loaded = worker::load_bundle(sup, b.dir, o.load_timeout);
-  if (failed_reply(loaded)) return {"E2E", "failed", {{"correctness", reply_evidence(loaded)},
+  worker::Reply loaded = worker::load_bundle(sup, b.dir, o.load_timeout);
+  if (failed_reply(loaded)) return {"E2E", GateStatus::failed, {{"correctness", reply_evidence(loaded)},
                                                       {"reason", "the baseline did not load"}}};
 
-  json r = worker::run_module(
+  worker::RunModuleReply r = worker::run_module(
       sup, {.bundle = b.dir, .sources = stitched_sources, .fp64 = true, .tolerances = o.tol.to_json()}, o.timeout);
   if (failed_reply(r))
-    return {"E2E", "failed", {{"correctness", reply_evidence(r)}, {"reason", "the stitched model did not run"}}};
+    return {"E2E", GateStatus::failed, {{"correctness", reply_evidence(r)}, {"reason", "the stitched model did not run"}}};
   Verdict correct = model_verdict(r, o, o.fp64_rule_only);
   json ev = {{"correctness", correct.evidence}};
   if (!correct.passed) {
     ev["reason"] = "the stitched model's outputs are wrong";
-    return {"E2E", "failed", ev};
+    return {"E2E", GateStatus::failed, ev};
   }
 
-  json t = worker::time_module(sup, {.bundle = b.dir, .sources = stitched_sources, .reps = o.reps}, o.timeout);
+  worker::TimedReply t = worker::time_module(sup, {.bundle = b.dir, .sources = stitched_sources, .reps = o.reps}, o.timeout);
   if (failed_reply(t)) {
     ev["timing"] = reply_evidence(t);
     ev["reason"] = "timing the stitched model failed";
-    return {"E2E", "failed", ev};
+    return {"E2E", GateStatus::failed, ev};
   }
-  if (!t.value("measured", false)) {
-    ev["reason"] = t.value("reason", "not measured");
-    return {"E2E", "not_measured", ev};
+  if (!t.measured) {
+    ev["reason"] = t.reason.value_or("not measured");
+    return {"E2E", GateStatus::not_measured, ev};
   }
-  Verdict fast = timing_verdict(t["baseline"], t["optimized"], o.gamma, "optimized");
+  Verdict fast = timing_verdict(t.baseline, t.candidate, o.gamma, "optimized");
   ev.update(fast.evidence);
   if (!fast.passed && !ev.contains("reason"))
     ev["reason"] = fmt::format("the stitched model is not faster by gamma {} beyond noise (median speedup {:.3f}x)",
                                o.gamma, ev.value("speedup", 0.0));
-  return {"E2E", fast.passed ? "passed" : "failed", ev};
+  return {"E2E", fast.passed ? GateStatus::passed : GateStatus::failed, ev};
 }
 
 }  // namespace kopt::verify

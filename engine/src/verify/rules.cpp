@@ -2,13 +2,16 @@
 
 #include <algorithm>
 
+#include "util/error.h"
+
 namespace kopt::verify {
 
 using nlohmann::json;
 
-bool failed_reply(const json& r) { return !r.value("ok", false); }
+bool failed_reply(const worker::Reply& r) { return !r.ok; }
 
-json reply_evidence(const json& r) {
+json reply_evidence(const worker::Reply& reply) {
+  const json& r = reply.raw;
   json e = {{"error", r.value("error", "")}};
   if (r.contains("failure")) e["failure"] = r["failure"];
   if (r.contains("stderr_tail")) e["stderr_tail"] = r["stderr_tail"];
@@ -24,25 +27,26 @@ double worst_rel(const json& comparison, const char* list) {
   return worst;
 }
 
-Verdict model_verdict(const json& r, const CascadeOptions& o, bool fp64_only) {
-  json ev = {{"vs_baseline_max_rel", worst_rel(r["vs_baseline"], "outputs")},
-             {"candidate_vs_fp64_max_rel", worst_rel(r["candidate_vs_fp64"], "outputs")},
-             {"baseline_vs_fp64_max_rel", worst_rel(r["baseline_vs_fp64"], "outputs")},
+Verdict model_verdict(const worker::RunModuleReply& r, const CascadeOptions& o, bool fp64_only) {
+  KOPT_INTERNAL_ASSERT(r.candidate_vs_fp64.is_object(), "model_verdict: a run_module reply without fp64");
+  json ev = {{"vs_baseline_max_rel", worst_rel(r.vs_baseline, "outputs")},
+             {"candidate_vs_fp64_max_rel", worst_rel(r.candidate_vs_fp64, "outputs")},
+             {"baseline_vs_fp64_max_rel", worst_rel(r.baseline_vs_fp64, "outputs")},
              {"fp64_slack", o.fp64_slack}, {"tolerances", o.tol.to_json()}};
   // The model's own run-to-run spread (the baseline against a second run of itself; zero when it is
   // deterministic): the float64 rule below allows for it.
   double spread = 0.0;
-  if (r.contains("baseline_self")) ev["baseline_self_max_rel"] = spread = worst_rel(r["baseline_self"], "outputs");
-  if (r["vs_baseline"].value("ok", false) && !fp64_only) {
+  if (r.baseline_self.is_object()) ev["baseline_self_max_rel"] = spread = worst_rel(r.baseline_self, "outputs");
+  if (r.within_tolerance() && !fp64_only) {
     ev["rule"] = "within tolerance of the baseline";
     return {true, ev};
   }
-  if (r["vs_baseline"].contains("reason")) ev["reason"] = r["vs_baseline"]["reason"];  // e.g. output count
+  if (r.vs_baseline.contains("reason")) ev["reason"] = r.vs_baseline["reason"];  // e.g. output count
   // Outside tolerance of the baseline: pass only if no less accurate than the baseline against float64,
   // with as many outputs and the same NaN/Inf positions.
-  bool same_outputs = r["candidate_vs_fp64"].value("outputs", json::array()).size() ==
-                r["baseline_vs_fp64"].value("outputs", json::array()).size();
-  for (const auto& t : r["candidate_vs_fp64"].value("outputs", json::array()))
+  const json cand_outputs = r.candidate_vs_fp64.value("outputs", json::array());
+  bool same_outputs = cand_outputs.size() == r.baseline_vs_fp64.value("outputs", json::array()).size();
+  for (const auto& t : cand_outputs)
     same_outputs = same_outputs && t.value("nan_positions_match", true) && t.value("inf_positions_match", true);
   // The baseline's own error against float64 moves by up to its run-to-run spread from one run to the
   // next (a split scan's or an atomic reduction's order), so a candidate inside that band is as
@@ -56,16 +60,14 @@ Verdict model_verdict(const json& r, const CascadeOptions& o, bool fp64_only) {
   return {same_outputs && cand <= allowed, ev};
 }
 
-Verdict timing_verdict(const json& base, const json& cand, double gamma, const std::string& name) {
-  double b20 = base["p20_ms"], c80 = cand["p80_ms"];
+Verdict timing_verdict(const worker::Timing& base, const worker::Timing& cand, double gamma, const std::string& name) {
   // Noise cannot pass: the candidate's slow end must beat the baseline's fast end by gamma.
-  bool faster = c80 <= b20 / gamma;
+  bool faster = cand.p80_ms <= base.p20_ms / gamma;
   // Work hidden on another stream shows as device-synchronized time the events did not see.
-  double hidden = (cand["synced"]["median_ms"].get<double>() - cand["median_ms"].get<double>()) -
-                  (base["synced"]["median_ms"].get<double>() - base["median_ms"].get<double>());
-  bool honest = hidden <= kHiddenSlackMs + kHiddenSlackOfMedian * base["median_ms"].get<double>();
-  json ev = {{"baseline", base}, {name, cand}, {"gamma", gamma},
-             {"speedup", base["median_ms"].get<double>() / cand["median_ms"].get<double>()},
+  double hidden = (cand.synced_median_ms - cand.median_ms) - (base.synced_median_ms - base.median_ms);
+  bool honest = hidden <= kHiddenSlackMs + kHiddenSlackOfMedian * base.median_ms;
+  json ev = {{"baseline", base.raw}, {name, cand.raw}, {"gamma", gamma},
+             {"speedup", base.median_ms / cand.median_ms},
              {"rule", name + " p80 <= baseline p20 / gamma"}, {"hidden_ms", hidden}};
   if (!honest) ev["reason"] = "the device-synchronized time exceeds the event time: work outside the timed stream";
   return {faster && honest, ev};

@@ -8,13 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include "verify/cascade.h"
+#include "worker/replies.h"
 
 namespace kopt::verify {
 
 // A worker reply that failed at the process level (timeout, crash) or raised.
-bool failed_reply(const nlohmann::json& r);
+bool failed_reply(const worker::Reply& r);
 // The failure as evidence: error, failure kind, stderr tail, and whether the worker was replaced.
-nlohmann::json reply_evidence(const nlohmann::json& r);
+nlohmann::json reply_evidence(const worker::Reply& r);
 // The worst (largest) max_rel over a comparison's tensors (`list`: "args" or "outputs").
 double worst_rel(const nlohmann::json& comparison, const char* list);
 
@@ -27,12 +28,12 @@ struct Verdict {
 // accurate than the baseline against float64 (times o.fp64_slack, or plus the baseline's own
 // run-to-run spread, whichever is larger), NaN/Inf positions matching.
 // `fp64_only`: the float64 rule decides even when the outputs are within tolerance of the baseline.
-Verdict model_verdict(const nlohmann::json& run_module_reply, const CascadeOptions& o, bool fp64_only = false);
+Verdict model_verdict(const worker::RunModuleReply& r, const CascadeOptions& o, bool fp64_only = false);
 
 // Two timing summaries (timing.py) judged: candidate p80 <= baseline p20 / gamma (noise cannot
 // pass), and no more device-synchronized time beyond event time than the baseline has (work
 // hidden outside the timed stream). `name` labels the candidate in the evidence.
-Verdict timing_verdict(const nlohmann::json& baseline, const nlohmann::json& candidate, double gamma,
+Verdict timing_verdict(const worker::Timing& baseline, const worker::Timing& candidate, double gamma,
                        const std::string& name);
 
 }  // namespace kopt::verify

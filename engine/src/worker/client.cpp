@@ -74,28 +74,42 @@ json MemoryRequest::to_json() const { return {{"op", "memory"}, {"reset_peak", r
 
 json bundle_request(std::string_view op, const std::string& bundle) { return {{"op", std::string(op)}, {"bundle", bundle}}; }
 
-json load_bundle(Supervisor& sup, const std::string& bundle, Timeout t) {
-  return sup.call(bundle_request("load_bundle", bundle), t);
+Reply load_bundle(Supervisor& sup, const std::string& bundle, Timeout t) {
+  return parse_reply(sup.call(bundle_request("load_bundle", bundle), t));
 }
-json run_baseline(Supervisor& sup, const std::string& bundle, Timeout t) {
-  return sup.call(bundle_request("run_baseline", bundle), t);
+RunBaselineReply run_baseline(Supervisor& sup, const std::string& bundle, Timeout t) {
+  return parse_run_baseline(sup.call(bundle_request("run_baseline", bundle), t));
 }
-json run_fp64(Supervisor& sup, const std::string& bundle, Timeout t) {
-  return sup.call(bundle_request("run_fp64", bundle), t);
+RunFp64Reply run_fp64(Supervisor& sup, const std::string& bundle, Timeout t) {
+  return parse_run_fp64(sup.call(bundle_request("run_fp64", bundle), t));
 }
-json record_launches(Supervisor& sup, const std::string& bundle, Timeout t) {
-  return sup.call(bundle_request("record_launches", bundle), t);
+RecordLaunchesReply record_launches(Supervisor& sup, const std::string& bundle, Timeout t) {
+  return parse_record_launches(sup.call(bundle_request("record_launches", bundle), t));
 }
-json ceilings(Supervisor& sup, Timeout t) { return sup.call({{"op", "ceilings"}}, t); }
-json forget_bundles(Supervisor& sup, Timeout t) { return sup.call({{"op", "forget_bundles"}}, t); }
-json profile(Supervisor& sup, const ProfileRequest& r, Timeout t) { return sup.call(r.to_json(), t); }
-json run_kernel(Supervisor& sup, const RunKernelRequest& r, Timeout t) { return sup.call(r.to_json(), t); }
-json compile_kernel(Supervisor& sup, const CompileKernelRequest& r, Timeout t) { return sup.call(r.to_json(), t); }
-json time_kernel(Supervisor& sup, const TimeKernelRequest& r, Timeout t) { return sup.call(r.to_json(), t); }
-json screen(Supervisor& sup, const ScreenRequest& r, Timeout t) { return sup.call(r.to_json(), t); }
-json run_module(Supervisor& sup, const RunModuleRequest& r, Timeout t) { return sup.call(r.to_json(), t); }
-json time_module(Supervisor& sup, const TimeModuleRequest& r, Timeout t) { return sup.call(r.to_json(), t); }
-json bench_times(Supervisor& sup, const BenchTimesRequest& r, Timeout t) { return sup.call(r.to_json(), t); }
+Reply ceilings(Supervisor& sup, Timeout t) { return parse_reply(sup.call({{"op", "ceilings"}}, t)); }
+Reply forget_bundles(Supervisor& sup, Timeout t) { return parse_reply(sup.call({{"op", "forget_bundles"}}, t)); }
+ProfileReply profile(Supervisor& sup, const ProfileRequest& r, Timeout t) {
+  return parse_profile(sup.call(r.to_json(), t));
+}
+RunKernelReply run_kernel(Supervisor& sup, const RunKernelRequest& r, Timeout t) {
+  return parse_run_kernel(sup.call(r.to_json(), t));
+}
+CompileKernelReply compile_kernel(Supervisor& sup, const CompileKernelRequest& r, Timeout t) {
+  return parse_compile_kernel(sup.call(r.to_json(), t));
+}
+TimedReply time_kernel(Supervisor& sup, const TimeKernelRequest& r, Timeout t) {
+  return parse_time_kernel(sup.call(r.to_json(), t));
+}
+ScreenReply screen(Supervisor& sup, const ScreenRequest& r, Timeout t) { return parse_screen(sup.call(r.to_json(), t)); }
+RunModuleReply run_module(Supervisor& sup, const RunModuleRequest& r, Timeout t) {
+  return parse_run_module(sup.call(r.to_json(), t), r.fp64);
+}
+TimedReply time_module(Supervisor& sup, const TimeModuleRequest& r, Timeout t) {
+  return parse_time_module(sup.call(r.to_json(), t));
+}
+BenchTimesReply bench_times(Supervisor& sup, const BenchTimesRequest& r, Timeout t) {
+  return parse_bench_times(sup.call(r.to_json(), t));
+}
 std::vector<json> memory(Supervisor& sup, const MemoryRequest& r, Timeout t) { return sup.call_each(r.to_json(), t); }
 
 }  // namespace kopt::worker

@@ -1,8 +1,8 @@
 // The engine's side of the worker protocol (docs/protocol.md): one function per op the engine sends,
-// each taking a small request struct and returning the worker's reply as it came. Replies stay raw
-// JSON because the callers pass most of them through into report.json unchanged; process-level
-// failures come back as Supervisor::call makes them ({"ok": false, "failure": ...}), so callers keep
-// their failed_reply / must handling. Only the fields a struct holds are sent, exactly as the call
+// each taking a small request struct and returning the reply parsed (worker/replies.h), its `raw`
+// kept for the evidence reports copy verbatim. Process-level failures come back as Supervisor::call
+// makes them ({"ok": false, "failure": ...}): a reply with `ok` false, which callers keep as evidence
+// or turn into an error (pipeline::must). Only the fields a struct holds are sent, exactly as the call
 // sites sent them before, so the worker's own defaults apply to everything else.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "worker/replies.h"
 #include "worker/supervisor.h"
 
 namespace kopt::worker {
@@ -111,21 +112,22 @@ struct MemoryRequest {
 // The ops that take the bundle alone, and those that take nothing.
 nlohmann::json bundle_request(std::string_view op, const std::string& bundle);
 
-nlohmann::json load_bundle(Supervisor& sup, const std::string& bundle, Timeout t);
-nlohmann::json run_baseline(Supervisor& sup, const std::string& bundle, Timeout t);
-nlohmann::json run_fp64(Supervisor& sup, const std::string& bundle, Timeout t);
-nlohmann::json record_launches(Supervisor& sup, const std::string& bundle, Timeout t);
-nlohmann::json ceilings(Supervisor& sup, Timeout t);
-nlohmann::json forget_bundles(Supervisor& sup, Timeout t);
-nlohmann::json profile(Supervisor& sup, const ProfileRequest& r, Timeout t);
-nlohmann::json run_kernel(Supervisor& sup, const RunKernelRequest& r, Timeout t);
-nlohmann::json compile_kernel(Supervisor& sup, const CompileKernelRequest& r, Timeout t);
-nlohmann::json time_kernel(Supervisor& sup, const TimeKernelRequest& r, Timeout t);
-nlohmann::json screen(Supervisor& sup, const ScreenRequest& r, Timeout t);
-nlohmann::json run_module(Supervisor& sup, const RunModuleRequest& r, Timeout t);
-nlohmann::json time_module(Supervisor& sup, const TimeModuleRequest& r, Timeout t);
-nlohmann::json bench_times(Supervisor& sup, const BenchTimesRequest& r, Timeout t);
-// One reply per worker, in slot order.
+Reply load_bundle(Supervisor& sup, const std::string& bundle, Timeout t);
+RunBaselineReply run_baseline(Supervisor& sup, const std::string& bundle, Timeout t);
+RunFp64Reply run_fp64(Supervisor& sup, const std::string& bundle, Timeout t);
+RecordLaunchesReply record_launches(Supervisor& sup, const std::string& bundle, Timeout t);
+Reply ceilings(Supervisor& sup, Timeout t);
+Reply forget_bundles(Supervisor& sup, Timeout t);
+ProfileReply profile(Supervisor& sup, const ProfileRequest& r, Timeout t);
+RunKernelReply run_kernel(Supervisor& sup, const RunKernelRequest& r, Timeout t);
+CompileKernelReply compile_kernel(Supervisor& sup, const CompileKernelRequest& r, Timeout t);
+TimedReply time_kernel(Supervisor& sup, const TimeKernelRequest& r, Timeout t);
+ScreenReply screen(Supervisor& sup, const ScreenRequest& r, Timeout t);
+RunModuleReply run_module(Supervisor& sup, const RunModuleRequest& r, Timeout t);
+TimedReply time_module(Supervisor& sup, const TimeModuleRequest& r, Timeout t);
+BenchTimesReply bench_times(Supervisor& sup, const BenchTimesRequest& r, Timeout t);
+// One reply per worker, in slot order, as they came: worker/memory.cpp reads them leniently (a worker
+// without these figures leaves the memory "not measured").
 std::vector<nlohmann::json> memory(Supervisor& sup, const MemoryRequest& r, Timeout t);
 
 }  // namespace kopt::worker

@@ -12,7 +12,7 @@ std::optional<Candidate> LlmReviewer::repair(const KernelProfile& k, const Candi
     if (auto fix = builtin_->repair(k, failed, result)) return fix;
   if (result.gates.empty() || result.accepted) return std::nullopt;
   const verify::GateRecord& last = result.gates.back();
-  if (last.gate == "G4" || last.status != "failed") return std::nullopt;
+  if (last.gate == "G4" || last.status != verify::GateStatus::failed) return std::nullopt;
   std::string evidence = last.evidence.dump(2);
   if (evidence.size() > 4000) evidence = evidence.substr(0, 4000) + "\n... (cut)";
   auto [i, reply] = s_->ask("reviewer", k.kernel->name,
