@@ -41,6 +41,10 @@ def test_every_window_instance_passes_the_gates_bit_equal(kernelopt_bin, tmp_pat
         shapes.setdefault(shape, c)
     assert len(shapes) >= 2, [c["description"] for c in window]
     window = list(shapes.values())
+    if name in ("max_pool2d", "avg_pool2d"):
+        # The corpus's 32x32 pools take minutes per run in the interpreter: the first and last code shape
+        # (4 outputs a lane with 4 rows walked, 8 with 8); max_pool2d_rect_ceil runs every shape of the 2-D walk.
+        window = [window[0], window[-1]]
     env = dict(os.environ, KERNELOPT_DB=str(tmp_path / "r.db"), PYTHONPATH=str(ROOT / "python"))
     for c in window:
         v = subprocess.run([kernelopt_bin, "verify", str(CORPUS / name), "--kernel", kernel["kernel"],
