@@ -112,6 +112,11 @@ def test_multi_graph_bundle(kernelopt_bin, tmp_path):
     assert (out / "module_0.py").is_file() and (out / "module_1.py").is_file()
     report = json.loads((out / "report.json").read_text())
     assert {k["graph"] for k in report["kernels"]} == {0, 1}
+    # Each graph's regions, every kernel in exactly one (no floors in CPU mode: nothing measured).
+    regions = report["regions"]
+    assert {r["graph"] for r in regions} == {0, 1}
+    assert sorted(n for r in regions for n in r["kernels"]) == sorted(k["name"] for k in report["kernels"])
+    assert all(r["floor_bytes"] > 0 and r["floor_ms"] is None for r in regions)
     assert result_vs_eager(out)["match"]
 
 

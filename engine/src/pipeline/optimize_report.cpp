@@ -1,8 +1,11 @@
 #include "pipeline/optimize_report.h"
 
+#include <set>
+
 #include <fmt/format.h>
 
 #include "profile/access.h"
+#include "profile/regions.h"
 #include "worker/memory.h"
 
 namespace kopt::pipeline {
@@ -72,6 +75,41 @@ std::string above_floor_note(const agents::KernelProfile& p, double optimized_ms
                        "gathered table once, which only a table that stays in L2 reaches",
                        x);
   return fmt::format("accepted at {:.2f}x its floor: the built-in agents found no faster safe variant in the budget", x);
+}
+
+// Each graph's regions (profile/regions.h) with their one-pass floor beside the sum of their kernels'
+// floors: how far fusing a region's kernels could go below what optimizing each alone can reach.
+static json regions_json(const ReportInputs& in) {
+  json out = json::array();
+  double bw = in.ceilings.is_object() ? in.ceilings.value("copy_bytes_per_s", 0.0) : 0.0;
+  const json graphs = in.bundle.meta.value("graphs", json::array());
+  for (size_t g = 0; g < in.bundle.graphs.size(); ++g) {
+    const ir::Artifact& a = *in.bundle.graphs[g];
+    const ir::Function* f = a.entry_function();
+    if (!f) continue;
+    json args = g < graphs.size() && graphs[g].is_object() ? graphs[g].value("args", json()) : json();
+    auto rs = profile::regions(a, *f, args);
+    json rj = profile::to_json(a, *f, rs);
+    for (size_t i = 0; i < rs.size(); ++i) {
+      rj[i]["graph"] = g;
+      rj[i]["floor_ms"] = bw > 0 ? json(rs[i].floor_bytes() / bw * 1e3) : json(nullptr);
+      // The kernels' own floors, each counted once however often the region launches it.
+      std::set<std::string> seen;
+      double sum = 0;
+      bool known = true;
+      for (const json& name : rj[i]["kernels"]) {
+        if (!seen.insert(name.get<std::string>()).second) continue;
+        const search::KernelOutcome* k = nullptr;
+        for (const auto& o : in.outcomes)
+          if (o.profile.graph == g && o.profile.kernel && o.profile.kernel->name == name.get<std::string>()) k = &o;
+        if (!k || !k->profile.floor_ms) known = false;
+        else sum += *k->profile.floor_ms;
+      }
+      rj[i]["kernel_floors_ms"] = known && bw > 0 ? json(sum) : json(nullptr);
+      out.push_back(rj[i]);
+    }
+  }
+  return out;
 }
 
 json build_report(const ReportInputs& in) {
@@ -145,6 +183,7 @@ json build_report(const ReportInputs& in) {
           {"memory", in.memory.is_object() ? in.memory : worker::memory_summary({}, std::nullopt)},
           {"note", headline_note},
           {"kernels", kernels},
+          {"regions", regions_json(in)},
           {"vendor", vendor},
           {"summary", {{"kernels", in.outcomes.size()}, {"accepted", accepted}, {"candidates", candidates},
                        {"rejected_at", rejected_at}}}};
