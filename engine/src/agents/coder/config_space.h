@@ -45,6 +45,9 @@ struct KernelShape {
 // The smallest power of two >= n (block sizes are powers of two).
 int64_t next_pow2(int64_t n);
 
+// ceil(a / b) for positive b: how many blocks of b cover a.
+inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 // Reads the shape facts; nullopt when the kernel's config cannot be searched safely
 // (GEMM templates: why in `why_not`).
 std::optional<KernelShape> kernel_shape(const ir::Kernel& k, const nlohmann::json& launch, std::string* why_not);

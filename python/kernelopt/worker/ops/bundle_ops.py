@@ -131,17 +131,15 @@ def _measured_run(state: BundleState) -> int | None:
     problem = state.problems[None]
     resident = memory.storage_bytes(list(problem.model.parameters()) + list(problem.model.buffers())
                                     + [x for x in run.inputs if isinstance(x, torch.Tensor)])
+    # The call's own peak above what was in use before it (the job's and the request's peaks keep
+    # what came before: measured_peak carries them over the allocator's reset).
+    taken: dict = {}
     torch.cuda.synchronize()
-    before = torch.cuda.memory_allocated()
-    peak_so_far = torch.cuda.max_memory_allocated()
-    torch.cuda.reset_peak_memory_stats()
-    out = run()
-    torch.cuda.synchronize()
-    call_peak = torch.cuda.max_memory_allocated() - before
-    # The job's own peak (memory op) must not lose what came before this call.
-    memory.carry_peak(peak_so_far)
+    with memory.measured_peak(taken, "call"):
+        out = run()
+        torch.cuda.synchronize()
     state.references["baseline"] = memory.kept_tree(out)
-    peak = resident + max(0, call_peak)
+    peak = resident + max(0, taken["call"])
     memory.set_compiled_peak(peak)
     return peak
 

@@ -21,8 +21,6 @@ using templates::replace_all;
 
 namespace {
 
-int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // The top-level pieces of `s` separated by `sep` (outside brackets).
 std::vector<std::string> split_top(const std::string& s, const std::string& sep) {
   std::vector<std::string> out;

@@ -16,9 +16,6 @@ using nlohmann::json;
 
 namespace {
 
-int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t floordiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
 // A tiling of the output: a lane owns V consecutive outputs of one row, a tile row C lanes, a
 // program G tile rows (G * C = 32 * warps: one lane per thread) and RH output rows walked.
 struct Tiling {

@@ -140,7 +140,6 @@ struct Eval {
   }
 };
 
-int64_t floordiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
 // Calls that do not act elementwise on the index's values: a body kept verbatim on a tile of
 // another shape must have none.

@@ -66,7 +66,6 @@ std::optional<PoolParams> parse(const std::string& comment, std::string* why) {
   return std::nullopt;
 }
 
-int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The window's combine: max, or the sum an average divides afterwards.
 std::string combine(const PoolParams& pp, const std::string& a, const std::string& b) {
