@@ -251,9 +251,24 @@ def test_dropped_inputs_are_drawn_again_for_each_run():
     assert problem.tensors() == []  # nothing of the inputs held while dropped
     a = problem.run_inputs()
     assert torch.equal(a[0], torch.linspace(-3, 3, 5000)) and a[1] == 7 and len(draws) == 2
-    # Room again: the draw is kept, and each run gets its own copy of it.
+    # The run owns its draw (it may write into it) and nothing is kept beside it: the next run draws
+    # again, and gets the same values even when this one wrote into its inputs.
+    assert problem.inputs is None and problem.tensors() == []
+    a[0].zero_()
     b = problem.run_inputs()
-    assert problem.inputs is not None and b[0] is not problem.inputs[0] and torch.equal(b[0], a[0])
+    assert len(draws) == 3 and b[0] is not a[0] and torch.equal(b[0], torch.linspace(-3, 3, 5000))
+    # values() reads without taking: a kept draw stays, a dropped one is drawn and not kept.
+    assert torch.equal(problem.values()[0], b[0]) and problem.inputs is None and len(draws) == 4
+
+
+def test_inputs_that_cannot_be_drawn_again_are_copied_for_each_run():
+    from kernelopt.worker.bundle_state import _Problem
+
+    x = torch.linspace(-3, 3, 100)
+    problem = _Problem(torch.nn.Linear(2, 2), [x], {}, "cpu")
+    a = problem.run_inputs()
+    a[0].zero_()
+    assert problem.inputs[0] is x and torch.equal(x, torch.linspace(-3, 3, 100))
 
 
 @pytest.mark.parametrize("make", [
@@ -330,3 +345,58 @@ def test_a_live_after_is_checked_at_recording_and_dropped(monkeypatch):
             assert rec.isolated is not None and rec.isolated["ok"], rec.isolated
     finally:
         bench_ops.forget_bundles({})
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.randn(1000, 37),
+    lambda: torch.randn(7, dtype=torch.bfloat16),  # 14 bytes: three words and a two-byte tail
+    lambda: torch.randint(-2**31, 2**31 - 1, (513,), dtype=torch.int32),  # sums that wrap in int64
+])
+def test_a_fingerprint_does_not_depend_on_its_slices(make):
+    # The lean G2 path fingerprints a shared input before and after the runs; the pair must be the
+    # same for any slice size (small slices keep its temporaries small) and must see one changed word.
+    x = make()
+    whole = memory.fingerprint(x, slice_words=1 << 22)
+    assert memory.fingerprint(x, slice_words=5) == whole == memory.fingerprint(x, slice_words=1)
+    y = x.clone()
+    flat = y.view(-1)
+    flat[len(flat) // 2] = flat[len(flat) // 2] + 1 if y.dtype != torch.int32 else flat[len(flat) // 2] ^ 1
+    assert memory.fingerprint(y, slice_words=5) != whole
+
+
+def test_the_compiled_peaks_target_keeps_fixed_headroom_for_small_problems():
+    # The soft target: 2.3x torch.compile's peak, never closer to it than the fixed headroom, never
+    # above the budget (docs/memory.md).
+    memory.set_budget(100 << 30)
+    try:
+        memory.set_compiled_peak(64 << 20)
+        assert memory.target() == (64 << 20) + memory.FIXED_HEADROOM
+        memory.set_compiled_peak(8 << 30)
+        assert memory.target() == int(memory.TARGET_RATIO * (8 << 30))
+        memory.set_compiled_peak(60 << 30)
+        assert memory.target() == 100 << 30
+    finally:
+        memory.set_compiled_peak(None)
+        memory.set_budget(None)
+
+
+def test_the_memory_history_finds_the_peak_and_what_was_alive_there():
+    # KERNELOPT_MEMORY_HISTORY's replay (memory_history.summarize) over an allocator trace: the peak
+    # is where the most bytes were alive, grouped by the worker's own frames.
+    from kernelopt.worker.measure import memory_history as mh
+
+    mib = 1 << 20
+    here = [{"filename": "/x/kernelopt/worker/measure/memory.py", "line": 7, "name": "fingerprint"}]
+    there = [{"filename": "/x/torch/foo.py", "line": 1, "name": "inner"},
+             {"filename": "/x/kernelopt/worker/measure/compare.py", "line": 9, "name": "slices"}]
+    events = [
+        {"action": "alloc", "addr": 1, "size": 100 * mib, "frames": here},
+        {"action": "alloc", "addr": 2, "size": 50 * mib, "frames": there},
+        {"action": "free_completed", "addr": 1, "size": 100 * mib},
+        {"action": "alloc", "addr": 3, "size": 80 * mib, "frames": there},
+        {"action": "free_completed", "addr": 2, "size": 50 * mib},
+    ]
+    text = mh.summarize(events, 10 * mib)
+    assert text.startswith("peak 160 MiB (10 MiB in use"), text
+    assert "100.0 MiB  memory.py:7 fingerprint" in text and "50.0 MiB  compare.py:9 slices" in text
+    assert "80.0" not in text  # allocated after the peak

@@ -212,7 +212,10 @@ def _on_device(a) -> bool:
     return isinstance(a, torch.Tensor) and a.is_cuda
 
 
-_CHUNK = 1 << 26  # elements per slice where a whole-tensor temporary would be GB-sized
+# Elements per slice where a whole-tensor temporary would be large: a float64 slice of 128 MiB (the
+# statistics' second pass), a float32 draw of 64 MiB; 64M-element slices put 1 GB of temporaries
+# beside problems of a few hundred MB.
+_CHUNK = 1 << 24
 
 
 def _chunks(flat: torch.Tensor, size: int = 0):
@@ -262,18 +265,24 @@ def _float_draw(n: int, dtype: torch.dtype, stats: tuple, kind: str, gen: torch.
 
 
 def _finite_range(flat: torch.Tensor) -> tuple[float, float]:
-    """The least and greatest finite values (0, 0 when there are none), in fixed slices."""
+    """The least and greatest finite values (0, 0 when there are none), in fixed slices. Masked with
+    where(), not gathered by a boolean index (its nonzero() made 8 bytes an element)."""
     lo, hi = float("inf"), float("-inf")
     for c in _chunks(flat):
-        c = c[torch.isfinite(c)]
-        if c.numel():
+        finite = torch.isfinite(c)
+        if not bool(finite.any()):
+            continue
+        if bool(finite.all()):
             lo, hi = min(lo, float(c.min())), max(hi, float(c.max()))
+        else:
+            lo = min(lo, float(torch.where(finite, c, float("inf")).min()))
+            hi = max(hi, float(torch.where(finite, c, float("-inf")).max()))
     return (lo, hi) if lo <= hi else (0.0, 0.0)
 
 
 def _mean_std(flat: torch.Tensor, work: torch.dtype) -> tuple[float, float]:
     """Mean and standard deviation of the finite values (as torch computes them for one slice; for
-    more, exact two-pass sums in float64)."""
+    more, exact two-pass sums in float64, the non-finite values masked to zero)."""
     if flat.numel() <= _CHUNK:
         finite = torch.isfinite(flat)
         vals = flat if bool(finite.all()) else flat[finite]
@@ -283,11 +292,14 @@ def _mean_std(flat: torch.Tensor, work: torch.dtype) -> tuple[float, float]:
         return mean, std
     total = count = 0.0
     for c in _chunks(flat):
-        c = c[torch.isfinite(c)].double()
-        total += float(c.sum())
-        count += c.numel()
+        finite = torch.isfinite(c)
+        count += int(finite.sum())
+        total += float(c.double().masked_fill_(~finite, 0.0).sum())
     mean = total / count if count else 0.0
-    sq = sum(float((c[torch.isfinite(c)].double() - mean).pow_(2).sum()) for c in _chunks(flat))
+    sq = 0.0
+    for c in _chunks(flat):
+        finite = torch.isfinite(c)
+        sq += float(c.double().sub_(mean).pow_(2).masked_fill_(~finite, 0.0).sum())
     std = (sq / (count - 1)) ** 0.5 if count > 1 else 1.0
     return mean, std
 
@@ -299,7 +311,7 @@ def same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
         return False
     ua = torch.empty(0, dtype=torch.uint8, device=a.device).set_(sa)
     ub = torch.empty(0, dtype=torch.uint8, device=b.device).set_(sb)
-    step = 1 << 28
+    step = 1 << 26  # torch.equal makes a bool per byte: 64 MiB at most, not the 256 MiB of larger steps
     return all(torch.equal(ua[i:i + step], ub[i:i + step].to(a.device)) for i in range(0, ua.numel(), step))
 
 

@@ -135,8 +135,9 @@ def side_by_side(state, req: dict) -> dict:
 def forget_bundles(req: dict) -> dict:
     """Drops every loaded bundle, compiled candidate and Dynamo cache entry, and returns cached GPU
     memory: one worker serves a whole suite, and one problem's tensors must not crowd the next."""
-    from ..measure import memory, timing
+    from ..measure import memory, memory_history, timing
 
+    memory_history.job_ended(", ".join(sorted(map(str, loaded_bundles))) or "no bundle")
     n = len(loaded_bundles)
     loaded_bundles.clear()
     compiled_candidates.clear()

@@ -75,7 +75,7 @@ def memory_op(req: dict) -> dict:
     since the last reset, free, the budget. `reset_peak` starts a new peak after answering (the
     main job sends it first); `budget_bytes` sets the worker's budget and `target_ratio` the soft
     target's ratio to torch.compile's peak (null: back to the defaults)."""
-    from kernelopt.worker.measure import memory
+    from kernelopt.worker.measure import memory, memory_history
 
     if "budget_bytes" in req:
         memory.set_budget(req["budget_bytes"])
@@ -84,4 +84,5 @@ def memory_op(req: dict) -> dict:
     out = memory.report()
     if req.get("reset_peak"):
         memory.reset_peak()
+        memory_history.job_started()
     return out
