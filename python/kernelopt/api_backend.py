@@ -19,7 +19,7 @@ import torch
 from .api_result import Result, match_module, normalize_module, open_result
 from .worker.runtime.cpu_runtime import load_module
 
-__all__ = ["backend", "ResultBackend", "Decision"]
+__all__ = ["backend", "named_backend", "ResultBackend", "Decision"]
 
 log = logging.getLogger("kernelopt")
 
@@ -35,6 +35,34 @@ def backend(path: str | Path) -> "ResultBackend":
     Inductor's own module runs. Decisions are logged on logger "kernelopt" and kept in `.decisions`.
     """
     return ResultBackend(open_result(path))
+
+
+# The backends the name "kernelopt" made, one per result directory: torch.compile calls the named
+# backend once per graph, and one result's decisions belong together (named_backend.backends).
+_NAMED: dict[Path, "ResultBackend"] = {}
+
+
+def named_backend(gm: torch.fx.GraphModule, example_inputs, options: dict | None = None, mode: str | None = None):
+    """`torch.compile(model, backend="kernelopt", options={"result": DIR})`: backend(DIR) under a name
+    (the `torch_dynamo_backends` entry point in pyproject.toml). Its decisions are in
+    `named_backend.backends[Path(DIR).resolve()].decisions`."""
+    opts = dict(options or {})
+    result = opts.pop("result", None)
+    if result is None:
+        raise ValueError('backend="kernelopt" needs options={"result": DIR}, DIR a directory written by '
+                         "`kernelopt optimize`")
+    if opts:
+        raise ValueError(f'backend="kernelopt": unknown option(s) {sorted(opts)}; the only option is "result"')
+    if mode is not None:
+        raise ValueError(f'backend="kernelopt": mode={mode!r} is not taken; the result\'s own torch.compile '
+                         "mode (recorded when it was captured) applies")
+    key = Path(result).resolve()
+    if key not in _NAMED:
+        _NAMED[key] = backend(key)
+    return _NAMED[key](gm, example_inputs)
+
+
+named_backend.backends = _NAMED
 
 
 @dataclass

@@ -458,6 +458,50 @@ def test_backend_falls_back_to_inductor_on_cpu(results, caplog):
     assert "fell back to Inductor's module" in caplog.text and "matches no graph" in caplog.text
 
 
+def test_the_named_backend_is_found_by_name_and_applies_the_result(results):
+    # torch.compile(model, backend="kernelopt", options={"result": DIR}): the entry point in
+    # pyproject.toml names api_backend.named_backend; one ResultBackend per result directory.
+    from importlib.metadata import entry_points
+
+    from kernelopt import api_backend
+
+    assert [e.value for e in entry_points(group="torch_dynamo_backends") if e.name == "kernelopt"] == [
+        "kernelopt.api_backend:named_backend"]
+    result = results["gelu_wrong"]
+    model, (x,) = problem(result)
+    b = kernelopt.backend(result)
+    b.compile_inner = _as_if_generated([module_text("gelu_scale")])
+    api_backend._NAMED[Path(result).resolve()] = b  # as if made by the name, with Inductor stubbed
+    try:
+        torch._dynamo.reset()
+        with torch.no_grad():
+            got = torch.compile(model, backend="kernelopt", options={"result": str(result)})(x)
+        assert [(d.applied, d.result_graph) for d in b.decisions] == [(True, 0)]
+        torch.testing.assert_close(got, F.gelu(x) * model.scale - model.bias, **TOL)  # the result's module
+    finally:
+        api_backend._NAMED.clear()
+    # Without the stub (CPU: Inductor writes C++): the name makes its own backend, which falls back.
+    torch._dynamo.reset()
+    with torch.no_grad():
+        got = torch.compile(model, backend="kernelopt", options={"result": str(result)})(x)
+    torch.testing.assert_close(got, model(x), **TOL)
+    made = api_backend.named_backend.backends[Path(result).resolve()]
+    assert [d.applied for d in made.decisions] == [False]
+    api_backend._NAMED.clear()
+
+
+@pytest.mark.parametrize("options, says", [
+    (None, 'needs options={"result": DIR}'),
+    ({"result": "R", "mode": "max-autotune"}, "unknown option(s) ['mode']"),
+])
+def test_the_named_backend_refuses_missing_or_unknown_options(results, options, says):
+    model, (x,) = problem(results["gelu_wrong"])
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as err:
+        torch.compile(model, backend="kernelopt", options=options)(x)
+    assert says in str(err.value)
+
+
 def test_import_kernelopt_stays_light():
     code = "import sys, kernelopt; assert 'torch' not in sys.modules and 'load' in dir(kernelopt)"
     subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ, PYTHONPATH=str(ROOT / "python")))
