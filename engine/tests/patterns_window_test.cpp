@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "agents/coder/patterns/patterns.h"
 #include "agents/coder/patterns/window_match.h"
+#include "agents/coder/patterns/window_unroll.h"
 #include "artifact/bundle.h"
 #include "profile/family.h"
 #include "test_util.h"
@@ -128,7 +130,8 @@ TEST(WindowPattern, DeclinesWithTheReason) {
   auto s = corpus("softmax_lastdim");
   p.kernel = &s->graphs[0]->kernels.at(0);
   EXPECT_TRUE(agents::patterns::instantiate("window", p, &why).empty());
-  EXPECT_EQ(why, "not a pointwise kernel");
+  EXPECT_EQ(why, "a reduction that is not a window's elements combined: a statement after the reduction walks "
+                 "the r index");  // softmax: its second reduction reads the first's result per r
 
   // Channels-last: the innermost digit is the channel, which the window does not move along.
   auto cl = corpus("avg_pool2d_channels_last");
@@ -162,6 +165,38 @@ TEST(WindowPattern, KeepsAConversionOfTheLoadAndDeclinesAStoreMaskedOtherwise) {
   src = testing::replaced(src, "tl.store(out_ptr0 + (x2), tmp32, xmask)", "tl.store(out_ptr0 + (x2), tmp32, tmp10)");
   EXPECT_TRUE(agents::patterns::instantiate("window", p, &why).empty());
   EXPECT_NE(why.find("a store not written"), std::string::npos) << why;
+}
+
+TEST(WindowPattern, ReadsABigWindowInductorWroteAsAReduction) {
+  // A 5x5 max pool, stride (1, 3), padding (0, 1), dilation 2, over 32x41x821x1024 bf16, captured on
+  // the H200: Inductor wrote a persistent reduction over the 25 window elements. Written out per r it
+  // is the pointwise form: 25 loads, offsets 2 apart (the dilation) along both window digits.
+  auto b = ir::load_bundle((std::filesystem::path(KOPT_SOURCE_DIR) / "engine/tests/data/pool_as_reduction").string());
+  agents::KernelProfile p;
+  p.kernel = &b->graphs[0]->kernels.at(0);
+  ASSERT_EQ(p.kernel->kind, "persistent_reduction");
+  const int64_t outputs = int64_t{32} * 41 * 813 * 340;
+  p.launches = {{{"args", {tensor({32, 41, 821, 1024}), tensor({32, 41, 813, 340}), value(outputs), value(25)}}}};
+  std::string why;
+  auto u = agents::patterns::unroll_reduction(*p.kernel, &why);
+  ASSERT_TRUE(u) << why;
+  EXPECT_EQ(u->r, 25);
+  EXPECT_NE(u->source.find("tmp16 = tmp16_acc24.to(tl.float32)"), std::string::npos) << u->source;
+  auto w = agents::patterns::match_window(p, &why);
+  ASSERT_TRUE(w) << why;
+  ASSERT_EQ(w->loads.size(), 25u);
+  EXPECT_EQ(w->other, "float(\"-inf\")");
+  ASSERT_GE(w->digits.size(), 2u);
+  EXPECT_TRUE(w->digits[0].window && w->digits[1].window);
+  EXPECT_EQ(w->digits[0].stride, 3);
+  EXPECT_EQ(w->digits[1].stride, 1);
+  // Load 7 is r = 7: row 7 // 5 = 1, column 7 % 5 = 2; with dilation 2 and padding (0, 1): offsets
+  // (2 * 2 - 1, 2 * 1) along (columns, rows).
+  EXPECT_EQ(w->loads[7].offset[0], 3);
+  EXPECT_EQ(w->loads[7].offset[1], 2);
+  auto cands = agents::patterns::instantiate("window", p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  for (const auto& c : cands) EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "agents/coder/patterns/window_match.h"
 
+#include "agents/coder/patterns/window_unroll.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -166,21 +168,38 @@ const py::Node* keyword(const py::Node* call, const char* name) {
 std::optional<Window> match_window(const KernelProfile& k, std::string* why) {
   auto no = [&](std::string w) -> std::optional<Window> { return *why = std::move(w), std::nullopt; };
   const ir::Kernel& ker = *k.kernel;
-  if (ker.kind != "pointwise") return no("not a pointwise kernel");
+  // A big window Inductor wrote as a persistent reduction over its elements is read in its
+  // pointwise form (window_unroll.h); r0_numel is then no part of the window's arguments.
+  std::optional<Unrolled> unrolled;
+  if (ker.kind == "persistent_reduction") {
+    std::string why_unrolled;
+    unrolled = unroll_reduction(ker, &why_unrolled);
+    if (!unrolled) return no("a reduction that is not a window's elements combined: " + why_unrolled);
+  } else if (ker.kind != "pointwise") {
+    return no("not a pointwise kernel");
+  }
   std::vector<std::string> runtime;
+  std::vector<size_t> kept;  // the launch arguments of `runtime`, by position
+  size_t position = 0;
   for (const ir::KernelParam& p : ker.signature) {
-    if (!p.is_constexpr) runtime.push_back(p.name);
-    else if (p.name != "XBLOCK") return no(fmt::format("a pointwise kernel tiled by {} besides XBLOCK", p.name));
+    if (!p.is_constexpr) {
+      if (!(unrolled && p.name == "r0_numel")) runtime.push_back(p.name), kept.push_back(position);
+      ++position;
+    } else if (p.name != "XBLOCK") {
+      return no(fmt::format("a pointwise kernel tiled by {} besides XBLOCK", p.name));
+    }
   }
   if (runtime.empty() || runtime.back() != "xnumel") return no("the kernel has no xnumel");
   if (k.launches.empty()) return no("no launch recorded");
   for (const json& l : k.launches)
     if (l["args"] != k.launches.front()["args"]) return no("launched with several shapes");
-  const json& args = k.launches.front()["args"];
-  if (args.size() != runtime.size()) return no("the launch's arguments do not match the signature");
-  auto lines = templates::straight_line_body(ker, why, true);
+  const json& launched = k.launches.front()["args"];
+  if (launched.size() != position) return no("the launch's arguments do not match the signature");
+  json args = json::array();
+  for (size_t i : kept) args.push_back(launched[i]);
+  auto lines = unrolled ? std::optional(unrolled->lines) : templates::straight_line_body(ker, why, true);
   if (!lines) return std::nullopt;
-  ir::KernelSource ks = ir::parse_kernel_source(ker.source, ker.name, ker.name);
+  ir::KernelSource ks = ir::parse_kernel_source(unrolled ? unrolled->source : ker.source, ker.name, ker.name);
   const std::vector<py::Node*>& stmts = ks.entry->list("body");
   if (stmts.size() != lines->size()) return no("the kernel body could not be read statement by statement");
 
