@@ -60,8 +60,9 @@ def summarize(events: list, start_bytes: int, top: int = 12) -> str:
     for size, where in best_alive.values():
         groups[where] += size
     mib = 1 << 20
-    lines = [f"peak {best / mib:.0f} MiB ({start_bytes / mib:.0f} MiB in use when the history began; "
-             f"{(best - start_bytes) / mib:.0f} MiB allocated since and alive at the peak):"]
+    head = (f"peak {best / mib:.0f} MiB ({start_bytes / mib:.0f} MiB in use when the history began; "
+            f"{(best - start_bytes) / mib:.0f} MiB allocated since and alive at the peak):")
+    lines = [head]
     for where, size in sorted(groups.items(), key=lambda kv: -kv[1])[:top]:
         lines.append(f"  {size / mib:9.1f} MiB  {where}")
     return "\n".join(lines)
