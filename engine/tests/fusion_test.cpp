@@ -1,0 +1,102 @@
+// Region fusion in the built-in coder (agents/coder/fusion/): the index map's inversion of a load
+// that walks a buffer once, and the epilogue strategy with its host-code edit (stitch/region.h) on
+// the captured reverse_cumsum bundle (a flipped scan, then a flip).
+#include <gtest/gtest.h>
+
+#include "agents/coder/fusion/fusion.h"
+#include "agents/coder/fusion/index_map.h"
+#include "artifact/pyparse/ast.h"
+#include "stitch/stitch.h"
+#include "test_util.h"
+
+using namespace kopt;
+using namespace kopt::agents::fusion;
+using kopt::testing::corpus;
+
+namespace {
+
+Affine parsed(const std::string& expr) {
+  auto m = py::parse(expr + "\n", "<test>");
+  auto a = affine(m->root()->list("body").front()->child("value"));
+  EXPECT_TRUE(a.has_value()) << expr;
+  return a.value_or(Affine{});
+}
+
+std::vector<Digit> flip_digits() { return {{"x0", 1, 1024}, {"x1", 1024, 64}}; }
+
+}  // namespace
+
+TEST(FusionIndex, AffineReadsInductorsIndexExpressions) {
+  Affine a = parsed("1023 + ((-1)*x0) + 1024*x1");
+  EXPECT_EQ(a.c, 1023);
+  EXPECT_EQ(a.coef.at("x0"), -1);
+  EXPECT_EQ(a.coef.at("x1"), 1024);
+  auto m = py::parse("x0 // 2\n", "<test>");
+  EXPECT_FALSE(affine(m->root()->list("body").front()->child("value")).has_value());
+}
+
+TEST(FusionIndex, AFlipInvertsToTheReversedDigit) {
+  std::string why;
+  auto inv = invert(parsed("1023 + ((-1)*x0) + 1024*x1"), flip_digits(), 65536, "a", &why);
+  ASSERT_TRUE(inv) << why;
+  EXPECT_EQ((*inv)[0], "(1023 - (a % 1024))");
+  EXPECT_EQ((*inv)[1], "(a // 1024)");
+}
+
+TEST(FusionIndex, ATransposeInvertsToSwappedPlaces) {
+  std::string why;
+  auto inv = invert(parsed("x1 + 64*x0"), flip_digits(), 65536, "a", &why);
+  ASSERT_TRUE(inv) << why;
+  EXPECT_EQ((*inv)[0], "(a // 64)");
+  EXPECT_EQ((*inv)[1], "(a % 64)");
+}
+
+TEST(FusionIndex, MapsThatAreNotBijectionsAreDeclinedWithTheReason) {
+  std::string why;
+  EXPECT_FALSE(invert(parsed("1024*x1"), flip_digits(), 65536, "a", &why));  // a broadcast: elements repeat
+  EXPECT_NE(why.find("does not use digit x0"), std::string::npos) << why;
+  EXPECT_FALSE(invert(parsed("1022 - x0 + 1024*x1"), flip_digits(), 65536, "a", &why));  // shifted out of range
+  EXPECT_NE(why.find("shifted"), std::string::npos) << why;
+  EXPECT_FALSE(invert(parsed("2*x0 + 1024*x1"), flip_digits(), 65536, "a", &why));  // strided: gaps
+  EXPECT_NE(why.find("place"), std::string::npos) << why;
+  std::vector<Digit> ds = {{"x0", 1, 0}};
+  EXPECT_TRUE(complete(ds, 100, &why));
+  EXPECT_EQ(ds[0].radix, 100);
+  std::vector<Digit> gap = {{"x0", 1, 10}, {"x1", 20, 0}};
+  EXPECT_FALSE(complete(gap, 200, &why));
+}
+
+TEST(FusionEpilogue, TheFlipFoldsIntoTheScansStore) {
+  auto b = corpus("reverse_cumsum");
+  const ir::Artifact& a = *b->graphs.at(0);
+  const ir::Function& f = *a.entry_function();
+  auto rs = profile::regions(a, f, b->meta["graphs"][0]["args"]);
+  ASSERT_EQ(rs.size(), 1u);
+  RegionPlan plan = plan_region(a, f, rs[0]);
+  ASSERT_EQ(plan.candidates.size(), 1u) << (plan.declined.empty() ? "" : plan.declined[0]);
+  const stitch::RegionEdit& e = plan.candidates[0].edit;
+  EXPECT_EQ(e.kernel, "triton_per_fused_cumsum_flip_0_poi_fused_flip_1");
+  EXPECT_EQ(e.args, "arg0_1, buf1, 64, 1024");
+  EXPECT_NE(e.source.find("fuse_x0 = (1023 - (fuse_a % 1024))"), std::string::npos) << e.source;
+  EXPECT_NE(e.source.find("tl.store(out_ptr0 + (1 * fuse_x0 + 1024 * fuse_x1), fuse_tmp0, xmask)"),
+            std::string::npos)
+      << e.source;
+
+  // The module: the scan's launch replaced by the fused one (buf1 allocated before it), the flip's
+  // launch, buf0's allocation and its del gone; nothing else changed.
+  std::string m = stitch::stitch(a, {}, {}, {e});
+  const std::string& orig = a.module->source();
+  EXPECT_EQ(m.find("buf0"), std::string::npos);
+  EXPECT_EQ(m.find("triton_poi_fused_flip_1.run("), std::string::npos);
+  size_t alloc = m.find("buf1 = empty_strided_cuda"), launch = m.find("triton_per_fused_cumsum_flip_0_poi_fused_flip_1.run(arg0_1, buf1, 64, 1024, stream=stream0)");
+  ASSERT_NE(alloc, std::string::npos);
+  ASSERT_NE(launch, std::string::npos);
+  EXPECT_LT(alloc, launch);
+  // Everything up to the first fused kernel's declaration is the module's own text.
+  const ir::Kernel* scan = a.find_kernel("triton_per_fused_cumsum_flip_0");
+  EXPECT_EQ(m.substr(0, scan->decl.end.offset), orig.substr(0, scan->decl.end.offset));
+  // The candidate module parses, with the fused kernel and one launch of it.
+  auto c = ir::build(m, "candidate");
+  ASSERT_NE(c->find_kernel(e.kernel), nullptr);
+  EXPECT_EQ(c->entry_function()->launches.size(), 1u);
+}
