@@ -46,7 +46,7 @@ std::optional<stitch::RegionEdit> epilogue(const Pair& p, std::string* why) {
 
   std::string w;
   auto c = read_pointwise(kc, &w);
-  if (!c) return no("the consumer " + w);
+  if (!c) return no("the consumer: " + w);
   if (c->loads.size() != 1 || c->loads[0].at.ptr != pc)
     return no(fmt::format("the consumer {} loads {} buffer(s) besides {}; only a consumer of the fused buffer alone "
                           "folds into the producer's store",

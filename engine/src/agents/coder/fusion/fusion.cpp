@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "agents/coder/fusion/epilogue.h"
+#include "verify/region_host.h"
 
 namespace kopt::agents::fusion {
 
@@ -33,7 +34,7 @@ RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profi
     std::vector<size_t> users;
     for (size_t i : r.launches)
       for (const auto& [param, text] : f.launches[i].bound)
-        if (text == b.name) {
+        if (verify::storage_of(f, text) == b.name) {
           users.push_back(i);
           break;
         }
