@@ -185,6 +185,7 @@ RegionCascadeResult run_region_cascade(worker::Supervisor& sup, const ir::Bundle
         if (!t.measured) return GateRecord{"G4", GateStatus::not_measured, {{"reason", t.reason.value_or("")}}};
         Verdict v = timing_verdict(t.baseline, t.candidate, o.gamma, "candidate");
         if (t.candidate.median_ms > 0) out.speedup = t.baseline.median_ms / t.candidate.median_ms;
+        out.saved_ms = t.baseline.median_ms - t.candidate.median_ms;
         return GateRecord{"G4", v.passed ? GateStatus::passed : GateStatus::failed, v.evidence};
       }))
     return out;

@@ -22,7 +22,8 @@ namespace kopt::verify {
 struct RegionCascadeResult {
   CascadeResult cascade;                   // `kernel` is the fused kernel's name
   std::optional<stitch::RegionEdit> edit;  // the candidate as an edit (after G1 passed)
-  std::optional<double> speedup;           // G4's, when measured: the model's baseline p50 / candidate p50
+  std::optional<double> speedup;           // G4's, when measured: the model's baseline median / candidate median
+  std::optional<double> saved_ms;          // G4's, when measured: baseline median - candidate median (per run)
 };
 
 RegionCascadeResult run_region_cascade(worker::Supervisor& sup, const ir::Bundle& bundle, size_t graph,

@@ -75,9 +75,9 @@ RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, co
   try {
     cand = ir::build(candidate, "candidate module");
   } catch (const std::exception& e) {
-    return done(fail("parses", e.what()));
+    return done(fail("module_parses", e.what()));
   }
-  out.g1.findings.push_back({"parses", true, ""});
+  out.g1.findings.push_back({"module_parses", true, "the candidate module parses"});
   const ir::Function* f = original.entry_function();
   const ir::Function* cf = cand->entry_function();
   if (!f || !cf) return done(fail("host_code_edit", "no entry function"));
@@ -139,7 +139,10 @@ RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, co
                      "the candidate's module differs from the original beyond the region's allowed edits (the fused "
                      "launch, the removed launches and internal buffers, moved allocations): " +
                          first_difference(expected, candidate)));
-  out.g1.findings.push_back({"host_code_edit", true, ""});
+  out.g1.findings.push_back(
+      {"host_code_edit", true,
+       fmt::format("the original module with {} launches fused into {} and {} internal buffer(s) removed, nothing else",
+                   edit.launches.size(), edit.kernel, edit.internal.size())});
 
   // What the fused launch passes and writes.
   std::set<std::string> region(facts.inputs.begin(), facts.inputs.end());
@@ -160,7 +163,8 @@ RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, co
                                      "region", s));
   if (!problems.empty())
     return done(fail("fused_launch", fmt::format("the fused launch of {}: {}", fused.name, fmt::join(problems, "; "))));
-  out.g1.findings.push_back({"fused_launch", true, ""});
+  out.g1.findings.push_back({"fused_launch", true,
+                             fmt::format("passes only the region's buffers; writes {}", fmt::join(writes, ", "))});
 
   // The fused kernel's own source: the static checks, against itself (its stores are judged above).
   G1Result k = run_g1(fused, fused.source);
