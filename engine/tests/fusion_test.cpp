@@ -100,3 +100,78 @@ TEST(FusionEpilogue, TheFlipFoldsIntoTheScansStore) {
   ASSERT_NE(c->find_kernel(e.kernel), nullptr);
   EXPECT_EQ(c->entry_function()->launches.size(), 1u);
 }
+
+namespace {
+
+std::unique_ptr<ir::Bundle> prologue_bundle() {
+  return ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/transpose_scale_sum_inductor_form");
+}
+
+RegionPlan plan_of(const ir::Artifact& a, const nlohmann::json& args) {
+  const ir::Function& f = *a.entry_function();
+  auto rs = profile::regions(a, f, args);
+  EXPECT_EQ(rs.size(), 1u);
+  return plan_region(a, f, rs.at(0));
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += x + "\n";
+  return s;
+}
+
+}  // namespace
+
+TEST(FusionPrologue, TheScaledTransposeIsInlinedIntoTheSumsLoad) {
+  auto b = prologue_bundle();
+  const ir::Artifact& a = *b->graphs.at(0);
+  RegionPlan plan = plan_of(a, b->meta["graphs"][0]["args"]);
+  ASSERT_EQ(plan.candidates.size(), 1u) << joined(plan.declined);
+  const RegionCandidate& c = plan.candidates[0];
+  EXPECT_EQ(c.origin, "fusion:prologue");
+  EXPECT_EQ(c.edit.args, "arg0_1, buf1, 64, 1024");  // the sum's buffer parameter now takes the producer's input
+  const std::string& s = c.edit.source;
+  for (const char* line : {"fuse_xindex = r0_1 + 1024*x0", "fuse_x0 = (fuse_xindex % 1024)",
+                           "fuse_tmp0 = tl.load(in_ptr0 + (fuse_x1 + 64*fuse_x0), xmask, other=0)",
+                           "fuse_tmp3 = fuse_tmp1 * fuse_tmp2",
+                           "tmp0 = tl.where(xmask, (fuse_tmp3).to(tl.float32), 0.0)",
+                           "'in_ptr0': '*bf16', 'out_ptr0': '*fp32'"})
+    EXPECT_NE(s.find(line), std::string::npos) << line << "\n" << s;
+  // The epilogue declines the same pair, saying why.
+  ASSERT_EQ(plan.declined.size(), 1u);
+  EXPECT_NE(plan.declined[0].find("epilogue"), std::string::npos);
+  EXPECT_NE(plan.declined[0].find("not pointwise"), std::string::npos) << plan.declined[0];
+}
+
+TEST(FusionPrologue, DeclinesWithTheReason) {
+  auto b = prologue_bundle();
+  const std::string& src = b->graphs.at(0)->module->source();
+  auto declined = [&](const std::string& from, const std::string& to) {
+    std::string m = src;
+    size_t at = m.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    m.replace(at, from.size(), to);
+    auto a = ir::build(m, "variant");
+    RegionPlan plan = plan_of(*a, b->meta["graphs"][0]["args"]);
+    EXPECT_TRUE(plan.candidates.empty());
+    return joined(plan.declined);
+  };
+  // A producer load masked by something else than xmask: its mask differs from the consumer's.
+  EXPECT_NE(declined("tl.load(in_ptr0 + (x1 + 64*x0), None)", "tl.load(in_ptr0 + (x1 + 64*x0), x0 < 512)")
+                .find("the load of in_ptr0 has its own mask"),
+            std::string::npos);
+  // A producer that does not write the buffer in its own order: not a plain producer of the index the consumer reads.
+  EXPECT_NE(declined("tl.store(out_ptr0 + (x2), tmp3, None)", "tl.store(out_ptr0 + (65535 - x2), tmp3, None)")
+                .find("does not store at its own x index"),
+            std::string::npos);
+  // The consumer reading the buffer twice.
+  EXPECT_NE(declined("    tmp1 = tl.broadcast_to(tmp0, [XBLOCK, R0_BLOCK])",
+                     "    tmp9 = tl.load(in_ptr0 + (r0_1), xmask)\n    tmp1 = tl.broadcast_to(tmp0 + tmp9, [XBLOCK, R0_BLOCK])")
+                .find("uses in_ptr0 other than in one load"),
+            std::string::npos);
+  // The buffer read by a third launch (several consumers): no fusion at all.
+  EXPECT_NE(declined("            del buf0\n",
+                     "            triton_per_fused_sum_1.run(buf0, buf1, 64, 1024, stream=stream0)\n            del buf0\n")
+                .find("passed to 3 launches"),
+            std::string::npos);
+}

@@ -47,3 +47,25 @@ def test_the_flip_is_fused_into_the_scan_and_the_result_matches_eager(kernelopt_
     assert "buf0" not in module and "triton_poi_fused_flip_1.run(" not in module
     assert "## Regions" in (out / "report.md").read_text()
     assert result_vs_eager(out)["match"]
+
+
+def test_a_pointwise_producer_is_inlined_into_the_reductions_load(kernelopt_bin, tmp_path):
+    """The prologue direction on a bundle written in Inductor's form (tests/python/data): a transposed bf16 input
+    scaled in float32 (buf0), then summed over rows."""
+    out, db = tmp_path / "out", tmp_path / "results.db"
+    bundle = ROOT / "tests" / "python" / "data" / "transpose_scale_sum_inductor_form"
+    cmd = [kernelopt_bin, "optimize", str(bundle), "--device", "cpu", "--budget", "600", "--seeds", "2",
+           "--out", str(out), "--db", str(db)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    report = json.loads((out / "report.json").read_text())
+    fusion = report["regions"][0]["fusion"]
+    assert fusion["chosen"] == "r1", fusion
+    (cand,) = fusion["candidates"]
+    assert cand["origin"] == "fusion:prologue"
+    assert [g["status"] for g in cand["gates"]] == ["passed", "passed", "passed", "not_measured"]
+    assert any("epilogue" in d and "not pointwise" in d for d in fusion["declined"])
+    assert report["module"]["end_to_end"]["status"] == "not_measured"
+    module = (out / "module_0.py").read_text()
+    assert f"{cand['kernel']}.run(arg0_1, buf1, 64, 1024, stream=stream0)" in module and "buf0" not in module
+    assert result_vs_eager(out)["match"]

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "agents/coder/fusion/epilogue.h"
+#include "agents/coder/fusion/prologue.h"
 #include "verify/region_host.h"
 
 namespace kopt::agents::fusion {
@@ -17,6 +18,7 @@ struct Strategy {
 
 const Strategy kStrategies[] = {
     {"epilogue", epilogue, "fold {1} into {0}'s store"},
+    {"prologue", prologue, "inline {0} into {1}'s load"},
 };
 
 }  // namespace

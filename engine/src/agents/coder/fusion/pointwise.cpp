@@ -53,11 +53,13 @@ std::optional<Pointwise> read_pointwise(const ir::Kernel& k, std::string* why) {
     const py::Node* v = st->child("value");
     if (v->is("Name") && v->ident("id") == "xindex") {
       pw.whole.insert(name);
+      pw.index_stmts.push_back(st);
       continue;
     }
     if (auto d = digit(name, v)) {
       pw.digits.push_back(*d);
       pw.locals.insert(name);
+      pw.index_stmts.push_back(st);
       continue;
     }
     pw.locals.insert(name);

@@ -18,6 +18,7 @@ struct Pointwise {
   int64_t xnumel = 0;
   std::vector<Digit> digits;        // tiling [0, xnumel), sorted by base
   std::set<std::string> whole;      // names bound to xindex itself (`x2 = xindex`)
+  std::vector<const py::Node*> index_stmts;  // the digits' and whole names' definitions, in order
   struct Load {
     const py::Node* stmt;
     std::string target;
