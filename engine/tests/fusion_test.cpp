@@ -175,3 +175,26 @@ TEST(FusionPrologue, DeclinesWithTheReason) {
                 .find("passed to 3 launches"),
             std::string::npos);
 }
+
+TEST(FusionEpilogue, APerKernelWinnerIsFusedFirstEveryStoreFolded) {
+  // A winner for the scan that stores its first chunk and the rest separately (as the scan template
+  // does): both stores fold; the kernel's own source comes second.
+  auto b = corpus("reverse_cumsum");
+  const ir::Artifact& a = *b->graphs.at(0);
+  const ir::Function& f = *a.entry_function();
+  const ir::Kernel& scan = *a.find_kernel("triton_per_fused_cumsum_flip_0");
+  std::string store = "    tl.store(out_ptr0 + (r0_1 + 1024*x0), tmp3, xmask)";
+  std::string winner = scan.source;
+  size_t at = winner.find(store);
+  ASSERT_NE(at, std::string::npos);
+  winner.replace(at, store.size(), store + "\n    tl.store(out_ptr0 + (r0_1 + 1024*x0), tmp3, xmask & (r0_1 < 8))");
+  auto rs = profile::regions(a, f, b->meta["graphs"][0]["args"]);
+  RegionPlan plan = plan_region(a, f, rs.at(0), {{scan.name, winner}});
+  ASSERT_EQ(plan.candidates.size(), 2u);
+  EXPECT_NE(plan.candidates[0].description.find("(on the per-kernel winners)"), std::string::npos);
+  const std::string& s = plan.candidates[0].edit.source;
+  EXPECT_NE(s.find("tl.store(out_ptr0 + (1 * fuse_x0 + 1024 * fuse_x1), fuse_tmp0, xmask & (r0_1 < 8))"),
+            std::string::npos) << s;
+  EXPECT_EQ(s.find("tl.store(out_ptr0 + (r0_1"), std::string::npos) << s;  // no store left into the buffer
+  EXPECT_EQ(plan.candidates[1].edit.source.find("r0_1 < 8"), std::string::npos);
+}

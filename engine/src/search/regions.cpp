@@ -7,6 +7,7 @@
 
 #include "results/record.h"
 #include "stitch/stitch.h"
+#include "util/error.h"
 
 namespace kopt::search {
 
@@ -57,14 +58,24 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
     auto rs = profile::regions(a, *f, args);
     for (size_t i = 0; i < rs.size(); ++i) {
       if (rs[i].launches.size() < 2) continue;
-      RegionOutcome r{g, i, facts_of(rs[i]), agents::fusion::plan_region(a, *f, rs[i]), {}, {}, {}, {}};
+      std::map<std::string, std::string> winners;
+      for (const KernelOutcome& k : outcomes)
+        if (k.profile.graph == g && k.profile.kernel && k.chosen)
+          winners[k.profile.kernel->name] = k.candidates[*k.chosen].candidate.source;
+      RegionOutcome r{g, i, facts_of(rs[i]), agents::fusion::plan_region(a, *f, rs[i], winners), {}, {}, {}, {}};
       if (r.plan.candidates.empty()) r.note = "no fusion candidate (see declined)";
       for (const agents::fusion::RegionCandidate& c : r.plan.candidates) {
         if (std::chrono::steady_clock::now() >= o.deadline) {
           r.note = "the search budget was spent before this region's candidates ran";
           break;
         }
-        std::string module = stitch::stitch(a, {}, {}, {c.edit});
+        std::string module;
+        try {
+          module = stitch::stitch(a, {}, {}, {c.edit});
+        } catch (const UserError& e) {  // the host code does not allow the edit (a view of the buffer, ...)
+          r.plan.declined.push_back(fmt::format("{} ({}): {}", c.origin, c.id, e.what()));
+          continue;
+        }
         progress(fmt::format("region {}: {} ({})", i, c.id, c.description));
         r.tried.push_back({c, verify::run_region_cascade(sup, bundle, g, r.facts, module, o.cascade)});
         if (r.tried.back().result.cascade.accepted) break;

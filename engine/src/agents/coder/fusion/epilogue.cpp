@@ -14,21 +14,42 @@ namespace {
 
 constexpr const char* kPrefix = "fuse_";
 
-// The producer's one store through `ptr`, when it has exactly one and never reads or passes `ptr`
-// otherwise.
-const py::Node* only_store(const ir::KernelSource& ks, const std::string& ptr, std::string* why) {
-  const py::Node* found = nullptr;
-  size_t uses = 0, stores = 0;
+// The producer's stores through `ptr` (a template's peeled first chunk and its loop store twice),
+// when it never reads or passes `ptr` otherwise; none, with the reason, else.
+std::vector<const py::Node*> stores_through(const ir::KernelSource& ks, const std::string& ptr, std::string* why) {
+  std::vector<const py::Node*> found;
+  size_t uses = 0;
   py::walk(ks.entry, [&](const py::Node* n) {
     if (n->is("Name") && n->ident("id") == ptr) ++uses;
     if (n->is("Expr") && n->child("value")->is("Call"))
-      if (auto s = store_of(n->child("value")); s && s->ptr == ptr) found = n, ++stores;
+      if (auto s = store_of(n->child("value")); s && s->ptr == ptr) found.push_back(n);
   });
-  // The parameter list names it once (an `arg` node, not a Name); the store once more.
-  if (stores != 1) *why = fmt::format("the producer stores through {} {} times, not once", ptr, stores);
-  else if (uses != 1) *why = fmt::format("the producer uses {} besides its store (a load, a helper call)", ptr);
+  // The parameter list names it as an `arg` node, not a Name: every Name use must be a store's.
+  if (found.empty()) *why = fmt::format("the producer has no `tl.store({} + (index), ...)`", ptr);
+  else if (uses != found.size()) *why = fmt::format("the producer uses {} besides its stores (a load, a helper call)", ptr);
   else return found;
-  return nullptr;
+  return {};
+}
+
+// One store of the producer, replaced: the address it wrote in the buffer, the consumer's digits read
+// back from it, the consumer's elementwise statements on the value, a store at the consumer's index.
+std::string fold(const py::Module& pm, const py::Node* st, const Pointwise& c, const std::vector<std::string>& digit_exprs,
+                 const std::string& pp, const std::string& buf_type, const std::string& cs) {
+  auto ps = store_of(st->child("value"));
+  std::string ind(st->begin.col, ' ');
+  std::string text = fmt::format("{}a = {}\n", kPrefix, pm.text(ps->index));
+  std::string out_index;
+  for (size_t i = 0; i < c.digits.size(); ++i) {
+    text += fmt::format("{}{}{} = {}\n", ind, kPrefix, c.digits[i].name, digit_exprs[i]);
+    out_index += fmt::format("{}{} * {}{}", out_index.empty() ? "" : " + ", c.digits[i].base, kPrefix, c.digits[i].name);
+  }
+  // The buffer held the value converted to its type; the consumer loaded that.
+  text += fmt::format("{}{}{} = ({}).to({})\n", ind, kPrefix, c.loads[0].target, pm.text(ps->value),
+                      tl_dtype(buf_type));
+  for (const py::Node* b : c.body) text += ind + prefixed(cs, b, c.locals, kPrefix) + "\n";
+  std::string value = prefixed(cs, c.store.value, c.locals, kPrefix);
+  std::string mask = ps->mask ? ", " + std::string(pm.text(ps->mask)) : "";
+  return text + fmt::format("{}tl.store({} + ({}), {}{})", ind, pp, out_index, value, mask);
 }
 
 }  // namespace
@@ -45,7 +66,7 @@ std::optional<stitch::RegionEdit> epilogue(const Pair& p, std::string* why) {
   if (pp.empty() || pc.empty()) return no(fmt::format("{} is not passed once to each kernel", p.buffer));
 
   std::string w;
-  auto c = read_pointwise(kc, &w);
+  auto c = read_pointwise(kc, p.consumer_source, &w);
   if (!c) return no("the consumer: " + w);
   if (c->loads.size() != 1 || c->loads[0].at.ptr != pc)
     return no(fmt::format("the consumer {} loads {} buffer(s) besides {}; only a consumer of the fused buffer alone "
@@ -70,36 +91,19 @@ std::optional<stitch::RegionEdit> epilogue(const Pair& p, std::string* why) {
 
   ir::KernelSource ks;
   try {
-    ks = ir::parse_kernel_source(kp.source, kp.name, kp.name);
+    ks = ir::parse_kernel_source(p.producer_source, kp.name, kp.name);
   } catch (const std::exception& e) {
     return no(e.what());
   }
-  const py::Node* st = only_store(ks, pp, &w);
-  if (!st) return no(w);
-  auto ps = store_of(st->child("value"));
+  std::vector<const py::Node*> stores = stores_through(ks, pp, &w);
+  if (stores.empty()) return no(w);
   const py::Module& pm = *ks.module;
-  const std::string& cs = kc.source;
-
-  // The producer's store, replaced: the address it wrote in the buffer, the consumer's digits read
-  // back from it, the consumer's elementwise statements on the value, a store at the consumer's index.
-  std::string ind(st->begin.col, ' ');
-  std::string text = fmt::format("{}a = {}\n", kPrefix, pm.text(ps->index));
-  std::string out_index;
-  for (size_t i = 0; i < c->digits.size(); ++i) {
-    text += fmt::format("{}{}{} = {}\n", ind, kPrefix, c->digits[i].name, digit_exprs[i]);
-    out_index += fmt::format("{}{} * {}{}", out_index.empty() ? "" : " + ", c->digits[i].base, kPrefix,
-                             c->digits[i].name);
-  }
-  // The buffer held the value converted to its type; the consumer loaded that.
-  text += fmt::format("{}{}{} = ({}).to({})\n", ind, kPrefix, c->loads[0].target, pm.text(ps->value),
-                      tl_dtype(buf_type));
-  for (const py::Node* b : c->body) text += ind + prefixed(cs, b, c->locals, kPrefix) + "\n";
-  std::string value = prefixed(cs, c->store.value, c->locals, kPrefix);
-  std::string mask = ps->mask ? ", " + std::string(pm.text(ps->mask)) : "";
-  text += fmt::format("{}tl.store({} + ({}), {}{})", ind, pp, out_index, value, mask);
+  const std::string& cs = p.consumer_source;
+  std::vector<py::Edit> edits;
+  for (const py::Node* st : stores) edits.push_back({st->begin.offset, st->end.offset, fold(pm, st, *c, digit_exprs, pp, buf_type, cs)});
 
   std::string name = fused_name(kp, kc);
-  std::string source = py::apply_edits(kp.source, {{st->begin.offset, st->end.offset, text}});
+  std::string source = py::apply_edits(p.producer_source, std::move(edits));
   source = std::regex_replace(source, std::regex("\\b" + kp.name + "\\b"), name);
   if (kp.entry != kp.name) source = std::regex_replace(source, std::regex("\\bdef " + kp.entry + "\\("), "def " + name + "(");
   stitch::RegionEdit e;

@@ -23,7 +23,8 @@ const Strategy kStrategies[] = {
 
 }  // namespace
 
-RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profile::Region& r) {
+RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profile::Region& r,
+                       const std::map<std::string, std::string>& winners) {
   RegionPlan plan;
   for (size_t i : r.launches) plan.kernels.push_back(a.kernels[f.launches[i].kernel].name);
   if (r.launches.size() < 2) return plan;
@@ -45,18 +46,31 @@ RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profi
                                           "one consumer", b.name, users.size()));
       continue;
     }
-    Pair p{&a, &f, users[0], users[1], b.name};
-    const std::string& kp = a.kernels[f.launches[p.producer].kernel].name;
-    const std::string& kc = a.kernels[f.launches[p.consumer].kernel].name;
-    for (const Strategy& s : kStrategies) {
-      std::string why;
-      if (auto e = s.build(p, &why)) {
-        plan.candidates.push_back({fmt::format("r{}", plan.candidates.size() + 1), std::string("fusion:") + s.name,
-                                   fmt::format(fmt::runtime(s.verb), kp, kc), std::move(*e)});
-      } else {
-        plan.declined.push_back(fmt::format("{} ({} -> {} through {}): {}", s.name, kp, kc, b.name, why));
+    const ir::Kernel& kp = a.kernels[f.launches[users[0]].kernel];
+    const ir::Kernel& kc = a.kernels[f.launches[users[1]].kernel];
+    auto won = [&](const ir::Kernel& k) {
+      auto it = winners.find(k.name);
+      return it == winners.end() ? k.source : it->second;
+    };
+    // The winners' sources first (when either kernel has one), then the kernels' own.
+    std::vector<Pair> bases;
+    if (won(kp) != kp.source || won(kc) != kc.source)
+      bases.push_back({&a, &f, users[0], users[1], b.name, won(kp), won(kc)});
+    bases.push_back({&a, &f, users[0], users[1], b.name, kp.source, kc.source});
+    for (const Strategy& s : kStrategies)
+      for (const Pair& p : bases) {
+        bool on_winners = &p != &bases.back();
+        std::string why;
+        if (auto e = s.build(p, &why)) {
+          plan.candidates.push_back({fmt::format("r{}", plan.candidates.size() + 1), std::string("fusion:") + s.name,
+                                     fmt::format(fmt::runtime(s.verb), kp.name, kc.name) +
+                                         (on_winners ? " (on the per-kernel winners)" : ""),
+                                     std::move(*e)});
+        } else {
+          plan.declined.push_back(fmt::format("{} ({} -> {} through {}{}): {}", s.name, kp.name, kc.name, b.name,
+                                              on_winners ? ", per-kernel winners" : "", why));
+        }
       }
-    }
   }
   return plan;
 }

@@ -5,6 +5,7 @@
 // cascade (verify/region_cascade.h) decides.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ struct RegionPlan {
   std::vector<std::string> declined;
 };
 
-RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profile::Region& r);
+// `winners`: kernel name -> the per-kernel search's chosen source. Each strategy is tried on those
+// sources first where a kernel of the pair has one (the fusion keeps what the kernel's own search
+// won: a faster scan with the flip folded in), then on the kernels' own sources.
+RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profile::Region& r,
+                       const std::map<std::string, std::string>& winners = {});
 
 }  // namespace kopt::agents::fusion

@@ -19,14 +19,14 @@ std::string callee(const py::Module& m, const py::Node* call) { return std::stri
 
 }  // namespace
 
-std::optional<Pointwise> read_pointwise(const ir::Kernel& k, std::string* why) {
+std::optional<Pointwise> read_pointwise(const ir::Kernel& k, const std::string& source, std::string* why) {
   auto no = [&](std::string w) -> std::optional<Pointwise> { return *why = std::move(w), std::nullopt; };
   if (k.kind != "pointwise") return no(fmt::format("{} is a {} kernel, not pointwise", k.name, k.kind));
   for (const ir::KernelParam& p : k.signature)
     if (p.is_constexpr && p.name != "XBLOCK") return no(fmt::format("{} is tiled by {} besides XBLOCK", k.name, p.name));
   Pointwise pw;
   try {
-    pw.ks = ir::parse_kernel_source(k.source, k.name, k.name);
+    pw.ks = ir::parse_kernel_source(source, k.name, k.name);
   } catch (const std::exception& e) {
     return no(e.what());
   }

@@ -38,7 +38,7 @@ std::optional<stitch::RegionEdit> prologue(const Pair& p, std::string* why) {
     return no(fmt::format("launch {} runs between the producer and the consumer", p.producer + 1));
 
   std::string w;
-  auto pr = read_pointwise(kp, &w);
+  auto pr = read_pointwise(kp, p.producer_source, &w);
   if (!pr) return no("the producer: " + w);
   if (pr->store.ptr != pp) return no(fmt::format("the producer stores through {}, not the buffer", pr->store.ptr));
   auto si = digit_affine(*pr, pr->store.index);
@@ -66,7 +66,7 @@ std::optional<stitch::RegionEdit> prologue(const Pair& p, std::string* why) {
 
   ir::KernelSource ks;
   try {
-    ks = ir::parse_kernel_source(kc.source, kc.name, kc.name);
+    ks = ir::parse_kernel_source(p.consumer_source, kc.name, kc.name);
   } catch (const std::exception& e) {
     return no(e.what());
   }
@@ -89,7 +89,7 @@ std::optional<stitch::RegionEdit> prologue(const Pair& p, std::string* why) {
   if (!other && call->list("args").size() > 2) other = call->list("args")[2];
 
   // The consumer's load, replaced by the producer's work at the consumer's index.
-  const std::string& ps = kp.source;
+  const std::string& ps = p.producer_source;
   std::set<std::string> names = pr->locals;
   names.insert(pr->whole.begin(), pr->whole.end());
   names.insert("xindex");
@@ -106,7 +106,7 @@ std::optional<stitch::RegionEdit> prologue(const Pair& p, std::string* why) {
 
   std::string name = fused_name(kp, kc);
   std::vector<py::Edit> edits = {{load_stmt->begin.offset, load_stmt->end.offset, text}};
-  std::string source = py::apply_edits(kc.source, edits);
+  std::string source = py::apply_edits(p.consumer_source, edits);
   // The parameter's declared type: the producer's input's.
   std::regex sig("'" + pc + "': '" + std::regex_replace(pointer_type(kc, pc), std::regex(R"(\*)"), R"(\*)") + "'");
   if (!std::regex_search(source, sig)) return no(fmt::format("the consumer's signature does not declare {}", pc));
