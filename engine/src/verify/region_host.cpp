@@ -123,6 +123,12 @@ RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, co
   for (const ir::Alloc& al : cf->allocs) allocated.insert(al.buffer);
   for (const std::string& b : facts.internal)
     if (!allocated.count(b)) edit.internal.push_back(b);
+  // A buffer no longer allocated must be passed by no launch left.
+  for (const ir::Launch& l : cf->launches)
+    for (const auto& [param, text] : l.bound)
+      if (std::count(edit.internal.begin(), edit.internal.end(), storage_of(*cf, text)))
+        return done(fail("host_code_edit", fmt::format("line {}: `{}` passes {}, whose allocation the candidate removes",
+                                                       l.span.begin.line, launch_text(*cand, l), text)));
   edit.kernel = fused.name;
   edit.source = fused.source;
   std::vector<std::string> args;
