@@ -28,30 +28,44 @@ bool prepares(const ir::Step& s) {
          s.kind == ir::Step::Kind::Del || (s.kind == ir::Step::Kind::Other && std::regex_search(s.text, stream));
 }
 
-// The statements that run `launches` (indices into the entry's launches): from the preparation
-// before the first through the last, launches, allocations, views, aliases and stream lookups,
-// verbatim (`del`s are left out: the scope ends with the run).
-std::vector<std::string> statements(const ir::Artifact& a, const std::set<size_t>& launches) {
+// The statements that run `launches` (indices into the entry's launches), verbatim: the allocations
+// and stream lookups just before the first, then every launch, allocation, view, alias and stream
+// lookup through the last (`del`s are left out: the scope ends with the run); and the names they define.
+struct RegionCode {
+  std::vector<std::string> statements;
+  std::set<std::string> defined;
+};
+
+RegionCode region_code(const ir::Artifact& a, const std::set<size_t>& launches) {
   const ir::Function& f = *a.entry_function();
   size_t first = f.steps.size(), last = 0;
   for (size_t i = 0; i < f.steps.size(); ++i)
     if (f.steps[i].kind == ir::Step::Kind::Launch && launches.count(f.steps[i].index))
       first = std::min(first, i), last = std::max(last, i);
-  while (first > 0 && first <= last && prepares(f.steps[first - 1])) --first;
-  std::vector<std::string> out;
-  for (size_t i = first; i <= last && i < f.steps.size(); ++i)
-    if (f.steps[i].kind == ir::Step::Kind::Launch || (prepares(f.steps[i]) && f.steps[i].kind != ir::Step::Kind::Del))
-      out.push_back(text_of(a, f.steps[i].span));
+  // Before the first launch, only what defines nothing from outside (a view or alias there may be of a
+  // buffer the statements do not have).
+  auto before = [](const ir::Step& s) {
+    return prepares(s) && s.kind != ir::Step::Kind::View && s.kind != ir::Step::Kind::Alias;
+  };
+  while (first > 0 && first <= last && before(f.steps[first - 1])) --first;
+  RegionCode out;
+  for (size_t i = first; i <= last && i < f.steps.size(); ++i) {
+    const ir::Step& s = f.steps[i];
+    if (s.kind != ir::Step::Kind::Launch && (!prepares(s) || s.kind == ir::Step::Kind::Del)) continue;
+    out.statements.push_back(text_of(a, s.span));
+    if (s.kind == ir::Step::Kind::Alloc) out.defined.insert(f.allocs[s.index].buffer);
+    if (s.kind == ir::Step::Kind::View) out.defined.insert(f.views[s.index].buffer);
+    if (s.kind == ir::Step::Kind::Alias) out.defined.insert(s.names.at(0));
+  }
   return out;
 }
 
-// Where each name the region's launches pass, and the statements do not define, comes from: the
-// first recorded launch that passes it, as the name itself.
-std::vector<worker::RegionBinding> bindings(const ir::Artifact& a, const std::vector<size_t>& launches) {
+// Where each name the region's launches pass, and its statements do not define, comes from: the
+// first recorded launch that passes it (an inline view `reinterpret_tensor(buf, ...)` binds `buf` to
+// the recorded view, whose snapshot holds buf's whole storage).
+std::vector<worker::RegionBinding> bindings(const ir::Artifact& a, const std::vector<size_t>& launches,
+                                            const std::set<std::string>& defined) {
   const ir::Function& f = *a.entry_function();
-  std::set<std::string> defined;
-  for (const ir::Alloc& al : f.allocs) defined.insert(al.buffer);
-  for (const ir::View& v : f.views) defined.insert(v.buffer);
   std::vector<worker::RegionBinding> out;
   std::set<std::string> seen;
   static const std::regex ident(R"(^[A-Za-z_]\w*$)");
@@ -59,11 +73,16 @@ std::vector<worker::RegionBinding> bindings(const ir::Artifact& a, const std::ve
     const ir::Launch& l = f.launches[li];
     size_t ordinal = 0;
     for (size_t j = 0; j < li; ++j) ordinal += f.launches[j].kernel == l.kernel;
+    static const std::regex inline_view(R"(^\s*reinterpret_tensor\(\s*(\w+))");
     for (size_t i = 0; i < l.args.size(); ++i) {
       const ir::Arg& arg = l.args[i];
-      if (!arg.keyword.empty() || arg.kind != ir::Arg::Kind::Name || !std::regex_match(arg.text, ident)) continue;
-      if (defined.count(arg.text) || !seen.insert(arg.text).second) continue;
-      out.push_back({arg.text, a.kernels[l.kernel].var, ordinal, i});
+      if (!arg.keyword.empty()) continue;
+      std::smatch m;
+      std::string name = arg.text;
+      if (std::regex_search(arg.text, m, inline_view)) name = m[1];
+      else if (arg.kind != ir::Arg::Kind::Name || !std::regex_match(arg.text, ident)) continue;
+      if (defined.count(name) || !seen.insert(name).second) continue;
+      out.push_back({name, a.kernels[l.kernel].var, ordinal, i});
     }
   }
   return out;
@@ -85,10 +104,11 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
     std::string t = text_of(*cand, cl[i].span);
     if (region_texts.count(t) || !original_launches.count(t)) cand_launches.insert(i);
   }
-  worker::RunRegionRequest base{.bundle = b.dir, .graph = graph, .source = module,
-                                .original = statements(a, {facts.launches.begin(), facts.launches.end()}),
-                                .candidate = statements(*cand, cand_launches),
-                                .bindings = bindings(a, facts.launches), .outputs = facts.outputs,
+  RegionCode original = region_code(a, {facts.launches.begin(), facts.launches.end()});
+  RegionCode candidate = region_code(*cand, cand_launches);
+  worker::RunRegionRequest base{.bundle = b.dir, .graph = graph, .source = module, .original = original.statements,
+                                .candidate = candidate.statements,
+                                .bindings = bindings(a, facts.launches, original.defined), .outputs = facts.outputs,
                                 .tolerances = o.tol.to_json()};
   json runs = json::array();
   bool rounding = false;

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 from ..bundle_state import BundleState, get_bundle, stitched_modules
 from ..measure import compare as cmp
 from ..measure.launches import snapshot
@@ -47,7 +49,7 @@ def _inputs(state: BundleState, req: dict) -> dict[str, Any]:
 
 def _run(module, statements: list[str], inputs: dict, outputs: list[str], fill: str) -> list:
     """The statements in a scope holding copies of the inputs, each allocation poisoned; the outputs."""
-    scope = {name: snapshot(t) if hasattr(t, "untyped_storage") else t for name, t in inputs.items()}
+    scope = {name: snapshot(t) if isinstance(t, torch.Tensor) else t for name, t in inputs.items()}
     for name in _ALLOCATORS:
         real = module.__dict__.get(name)
         if real is not None:

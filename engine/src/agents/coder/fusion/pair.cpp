@@ -1,5 +1,6 @@
 #include "agents/coder/fusion/pair.h"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>

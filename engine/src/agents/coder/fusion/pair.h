@@ -53,8 +53,8 @@ std::optional<Access> store_of(const py::Node* call);
 // Whether `mask` is no mask at all, `None` or the kernel's plain `xmask`.
 bool plain_mask(const py::Node* mask);
 
-// `text` (the source of `node`, starting at byte `base` of the source) with each Name node whose id
-// is in `names` prefixed by `prefix`.
+// The text of `node` (in `source`, its kernel's source) with each Name node whose id is in `names`
+// prefixed by `prefix`: a statement moved into the other kernel keeps apart from that kernel's names.
 std::string prefixed(const std::string& source, const py::Node* node, const std::set<std::string>& names,
                      const std::string& prefix);
 

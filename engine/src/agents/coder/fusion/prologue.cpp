@@ -1,5 +1,6 @@
 #include "agents/coder/fusion/prologue.h"
 
+#include <algorithm>
 #include <regex>
 
 #include <fmt/format.h>
