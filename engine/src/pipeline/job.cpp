@@ -77,7 +77,7 @@ json run_optimize(const OptimizeOptions& o, results::ResultsDb& db, worker::Supe
   stage(job, "profile", [&] { profile(job); });
   stage(job, "plan", [&] { plan(job, agents); });
   stage(job, "search", [&] { search(job, agents, db); });
-  stage(job, "regions", [&] { regions(job); });
+  stage(job, "regions", [&] { regions(job, db); });
   stage(job, "stitch", [&] { stitch_modules(job); });
   stage(job, "end_to_end", [&] { end_to_end(job); });
   json report;

@@ -88,9 +88,10 @@ void search(Job& job, agents::Agents& agents, results::ResultsDb& db) {
   if (tty) std::cerr << "\n";
 }
 
-void regions(Job& job) {
+void regions(Job& job, results::ResultsDb& db) {
   search::SearchOptions so = search_options(job);
-  job.regions = search::search_regions(*job.sup, *job.bundle, job.outcomes, so,
+  search::Cache cache{db, {}};
+  job.regions = search::search_regions(*job.sup, *job.bundle, job.outcomes, so, cache,
                                        [&](const std::string& line) { job.say(line); });
   for (const search::RegionOutcome& r : job.regions)
     if (r.chosen) job.say(fmt::format("region {} of graph {}: fused ({})", r.index, r.graph, r.note));

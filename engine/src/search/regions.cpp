@@ -1,11 +1,14 @@
 #include "search/regions.h"
 
 #include <algorithm>
+#include <mutex>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "results/key.h"
 #include "results/record.h"
+#include "verify/cascade.h"
 #include "stitch/stitch.h"
 #include "util/error.h"
 
@@ -43,10 +46,42 @@ std::vector<size_t> replaced_kernels(const ir::Artifact& a, const ir::Function& 
   return out;
 }
 
+// The region cascade of `module`, or its cached result.
+RegionTried verified(worker::Supervisor& sup, const ir::Bundle& bundle, size_t graph, const RegionOutcome& r,
+                     const agents::fusion::RegionCandidate& c, const std::string& module,
+                     const std::vector<KernelOutcome>& outcomes, const SearchOptions& o, Cache& cache) {
+  std::vector<json> launches;
+  for (const KernelOutcome& k : outcomes)
+    if (k.profile.graph == graph && k.profile.kernel && std::count(r.plan.kernels.begin(), r.plan.kernels.end(), k.profile.kernel->name))
+      launches.insert(launches.end(), k.profile.launches.begin(), k.profile.launches.end());
+  std::string key = results::cache_key(o.cache_prefix, bundle.graphs[graph]->module->source(), launches,
+                                       verify::source_hash(module));
+  std::optional<json> hit;
+  {
+    std::lock_guard lock(cache.mu);
+    hit = cache.db.latest_record("region_cascade", key);
+  }
+  RegionTried t{c, {}, hit.has_value()};
+  if (hit) {
+    t.result.cascade = results::cascade_from_json(hit->at("cascade"));
+    if ((*hit)["speedup"].is_number()) t.result.speedup = (*hit)["speedup"].get<double>();
+    if ((*hit)["saved_ms"].is_number()) t.result.saved_ms = (*hit)["saved_ms"].get<double>();
+    if (t.result.cascade.accepted) t.result.edit = c.edit;
+    return t;
+  }
+  t.result = verify::run_region_cascade(sup, bundle, graph, r.facts, module, o.cascade);
+  json stored = {{"cascade", results::cascade_json(t.result.cascade)},
+                 {"speedup", t.result.speedup ? json(*t.result.speedup) : json(nullptr)},
+                 {"saved_ms", t.result.saved_ms ? json(*t.result.saved_ms) : json(nullptr)}};
+  std::lock_guard lock(cache.mu);
+  cache.db.add_record("region_cascade", key, stored);
+  return t;
+}
+
 }  // namespace
 
 std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bundle& bundle,
-                                          std::vector<KernelOutcome>& outcomes, const SearchOptions& o,
+                                          std::vector<KernelOutcome>& outcomes, const SearchOptions& o, Cache& cache,
                                           const Progress& progress) {
   std::vector<RegionOutcome> out;
   const json graphs = bundle.meta.value("graphs", json::array());
@@ -76,8 +111,11 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
           r.plan.declined.push_back(fmt::format("{} ({}): {}", c.origin, c.id, e.what()));
           continue;
         }
-        progress(fmt::format("region {}: {} ({})", i, c.id, c.description));
-        r.tried.push_back({c, verify::run_region_cascade(sup, bundle, g, r.facts, module, o.cascade)});
+        r.tried.push_back(verified(sup, bundle, g, r, c, module, outcomes, o, cache));
+        const RegionTried& t = r.tried.back();
+        progress(fmt::format("region {}: {} [{}] {}{}", i, c.id, c.description,
+                             t.result.cascade.accepted ? "accepted" : "rejected at " + t.result.cascade.gates.back().gate,
+                             t.cached ? " (cached)" : ""));
         if (r.tried.back().result.cascade.accepted) break;
       }
       if (!r.tried.empty() && r.tried.back().result.cascade.accepted) {
@@ -142,6 +180,7 @@ json region_json(const RegionOutcome& r) {
                      {"launches", t.candidate.edit.launches},
                      {"internal", t.candidate.edit.internal},
                      {"accepted", t.result.cascade.accepted},
+                     {"cached", t.cached},
                      {"speedup", t.result.speedup ? json(*t.result.speedup) : json(nullptr)},
                      {"gates", gates}});
   }

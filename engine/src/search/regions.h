@@ -22,6 +22,7 @@ namespace kopt::search {
 struct RegionTried {
   agents::fusion::RegionCandidate candidate;
   verify::RegionCascadeResult result;
+  bool cached = false;  // the result came from the results database
 };
 
 struct RegionOutcome {
@@ -42,8 +43,10 @@ struct RegionOutcome {
 
 // Every region of every graph with at least two launches, fusion tried where the coder has a
 // candidate; `outcomes` (the per-kernel search's) lose the winners a chosen region replaces.
+// Region cascades are cached in the results database (kind "region_cascade") under the module, the
+// region's kernels' launch records and the candidate module's hash, with `o.cache_prefix`.
 std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bundle& bundle,
-                                          std::vector<KernelOutcome>& outcomes, const SearchOptions& o,
+                                          std::vector<KernelOutcome>& outcomes, const SearchOptions& o, Cache& cache,
                                           const Progress& progress);
 
 // Takes the region out of the result: its kernels get their per-kernel winners back; `why` is the note.
