@@ -88,7 +88,8 @@ TEST(FusionEpilogue, TheFlipFoldsIntoTheScansStore) {
   const std::string& orig = a.module->source();
   EXPECT_EQ(m.find("buf0"), std::string::npos);
   EXPECT_EQ(m.find("triton_poi_fused_flip_1.run("), std::string::npos);
-  size_t alloc = m.find("buf1 = empty_strided_cuda"), launch = m.find("triton_per_fused_cumsum_flip_0_poi_fused_flip_1.run(arg0_1, buf1, 64, 1024, stream=stream0)");
+  size_t alloc = m.find("buf1 = empty_strided_cuda");
+  size_t launch = m.find("triton_per_fused_cumsum_flip_0_poi_fused_flip_1.run(arg0_1, buf1, 64, 1024, stream=stream0)");
   ASSERT_NE(alloc, std::string::npos);
   ASSERT_NE(launch, std::string::npos);
   EXPECT_LT(alloc, launch);
@@ -166,12 +167,14 @@ TEST(FusionPrologue, DeclinesWithTheReason) {
             std::string::npos);
   // The consumer reading the buffer twice.
   EXPECT_NE(declined("    tmp1 = tl.broadcast_to(tmp0, [XBLOCK, R0_BLOCK])",
-                     "    tmp9 = tl.load(in_ptr0 + (r0_1), xmask)\n    tmp1 = tl.broadcast_to(tmp0 + tmp9, [XBLOCK, R0_BLOCK])")
+                     "    tmp9 = tl.load(in_ptr0 + (r0_1), xmask)\n"
+                     "    tmp1 = tl.broadcast_to(tmp0 + tmp9, [XBLOCK, R0_BLOCK])")
                 .find("uses in_ptr0 other than in one load"),
             std::string::npos);
   // The buffer read by a third launch (several consumers): no fusion at all.
   EXPECT_NE(declined("            del buf0\n",
-                     "            triton_per_fused_sum_1.run(buf0, buf1, 64, 1024, stream=stream0)\n            del buf0\n")
+                     "            triton_per_fused_sum_1.run(buf0, buf1, 64, 1024, stream=stream0)\n"
+                     "            del buf0\n")
                 .find("passed to 3 launches"),
             std::string::npos);
 }

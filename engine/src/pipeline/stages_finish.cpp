@@ -1,6 +1,7 @@
 // The main job's stages from search to write (pipeline/stages.h): one search thread per worker over the
-// ranked kernels, the region search (fusion), the accepted candidates and fused regions stitched into the modules, the end-to-end gate (with retries
-// that leave a kernel out), and the result directory written.
+// ranked kernels, the region search (fusion), the accepted candidates and fused regions stitched into the
+// modules, the end-to-end gate (with retries that leave a region or a kernel out), and the result directory
+// written.
 #include <unistd.h>
 
 #include <algorithm>

@@ -8,9 +8,9 @@
 
 #include "results/key.h"
 #include "results/record.h"
-#include "verify/cascade.h"
 #include "stitch/stitch.h"
 #include "util/error.h"
+#include "verify/cascade.h"
 
 namespace kopt::search {
 
@@ -51,9 +51,11 @@ RegionTried verified(worker::Supervisor& sup, const ir::Bundle& bundle, size_t g
                      const agents::fusion::RegionCandidate& c, const std::string& module,
                      const std::vector<KernelOutcome>& outcomes, const SearchOptions& o, Cache& cache) {
   std::vector<json> launches;
-  for (const KernelOutcome& k : outcomes)
-    if (k.profile.graph == graph && k.profile.kernel && std::count(r.plan.kernels.begin(), r.plan.kernels.end(), k.profile.kernel->name))
+  for (const KernelOutcome& k : outcomes) {
+    if (k.profile.graph != graph || !k.profile.kernel) continue;
+    if (std::count(r.plan.kernels.begin(), r.plan.kernels.end(), k.profile.kernel->name))
       launches.insert(launches.end(), k.profile.launches.begin(), k.profile.launches.end());
+  }
   std::string key = results::cache_key(o.cache_prefix, bundle.graphs[graph]->module->source(), launches,
                                        verify::source_hash(module));
   std::optional<json> hit;
@@ -113,9 +115,9 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
         }
         r.tried.push_back(verified(sup, bundle, g, r, c, module, outcomes, o, cache));
         const RegionTried& t = r.tried.back();
-        progress(fmt::format("region {}: {} [{}] {}{}", i, c.id, c.description,
-                             t.result.cascade.accepted ? "accepted" : "rejected at " + t.result.cascade.gates.back().gate,
-                             t.cached ? " (cached)" : ""));
+        std::string verdict =
+            t.result.cascade.accepted ? "accepted" : "rejected at " + t.result.cascade.gates.back().gate;
+        progress(fmt::format("region {}: {} [{}] {}{}", i, c.id, c.description, verdict, t.cached ? " (cached)" : ""));
         if (r.tried.back().result.cascade.accepted) break;
       }
       if (!r.tried.empty() && r.tried.back().result.cascade.accepted) {

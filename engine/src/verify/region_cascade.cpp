@@ -200,7 +200,8 @@ RegionCascadeResult run_region_cascade(worker::Supervisor& sup, const ir::Bundle
         std::vector<std::string> sources;
         for (size_t g = 0; g < b.graphs.size(); ++g)
           sources.push_back(g == graph ? pinned : b.graphs[g]->module->source());
-        worker::TimedReply t = worker::time_module(sup, {.bundle = b.dir, .sources = sources, .reps = o.reps}, o.timeout);
+        worker::TimedReply t =
+            worker::time_module(sup, {.bundle = b.dir, .sources = sources, .reps = o.reps}, o.timeout);
         if (failed_reply(t)) return GateRecord{"G4", GateStatus::failed, reply_evidence(t)};
         if (!t.measured) return GateRecord{"G4", GateStatus::not_measured, {{"reason", t.reason.value_or("")}}};
         Verdict v = timing_verdict(t.baseline, t.candidate, o.gamma, "candidate");

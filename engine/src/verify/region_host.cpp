@@ -127,12 +127,14 @@ RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, co
   for (const ir::Launch& l : cf->launches)
     for (const auto& [param, text] : l.bound)
       if (std::count(edit.internal.begin(), edit.internal.end(), storage_of(*cf, text)))
-        return done(fail("host_code_edit", fmt::format("line {}: `{}` passes {}, whose allocation the candidate removes",
-                                                       l.span.begin.line, launch_text(*cand, l), text)));
+        return done(fail("host_code_edit",
+                         fmt::format("line {}: `{}` passes {}, whose allocation the candidate removes",
+                                     l.span.begin.line, launch_text(*cand, l), text)));
   edit.kernel = fused.name;
   edit.source = fused.source;
   std::vector<std::string> args;
-  for (const ir::Arg& a : fused_launches[0]->args) args.push_back(a.keyword.empty() ? a.text : a.keyword + "=" + a.text);
+  for (const ir::Arg& a : fused_launches[0]->args)
+    args.push_back(a.keyword.empty() ? a.text : a.keyword + "=" + a.text);
   edit.args = fmt::format("{}", fmt::join(args, ", "));
   std::string expected;
   try {

@@ -26,22 +26,25 @@ std::vector<const py::Node*> stores_through(const ir::KernelSource& ks, const st
   });
   // The parameter list names it as an `arg` node, not a Name: every Name use must be a store's.
   if (found.empty()) *why = fmt::format("the producer has no `tl.store({} + (index), ...)`", ptr);
-  else if (uses != found.size()) *why = fmt::format("the producer uses {} besides its stores (a load, a helper call)", ptr);
+  else if (uses != found.size())
+    *why = fmt::format("the producer uses {} besides its stores (a load, a helper call)", ptr);
   else return found;
   return {};
 }
 
 // One store of the producer, replaced: the address it wrote in the buffer, the consumer's digits read
 // back from it, the consumer's elementwise statements on the value, a store at the consumer's index.
-std::string fold(const py::Module& pm, const py::Node* st, const Pointwise& c, const std::vector<std::string>& digit_exprs,
-                 const std::string& pp, const std::string& buf_type, const std::string& cs) {
+std::string fold(const py::Module& pm, const py::Node* st, const Pointwise& c,
+                 const std::vector<std::string>& digit_exprs, const std::string& pp, const std::string& buf_type,
+                 const std::string& cs) {
   auto ps = store_of(st->child("value"));
   std::string ind(st->begin.col, ' ');
   std::string text = fmt::format("{}a = {}\n", kPrefix, pm.text(ps->index));
   std::string out_index;
   for (size_t i = 0; i < c.digits.size(); ++i) {
     text += fmt::format("{}{}{} = {}\n", ind, kPrefix, c.digits[i].name, digit_exprs[i]);
-    out_index += fmt::format("{}{} * {}{}", out_index.empty() ? "" : " + ", c.digits[i].base, kPrefix, c.digits[i].name);
+    out_index +=
+        fmt::format("{}{} * {}{}", out_index.empty() ? "" : " + ", c.digits[i].base, kPrefix, c.digits[i].name);
   }
   // The buffer held the value converted to its type; the consumer loaded that.
   text += fmt::format("{}{}{} = ({}).to({})\n", ind, kPrefix, c.loads[0].target, pm.text(ps->value),
@@ -100,12 +103,14 @@ std::optional<stitch::RegionEdit> epilogue(const Pair& p, std::string* why) {
   const py::Module& pm = *ks.module;
   const std::string& cs = p.consumer_source;
   std::vector<py::Edit> edits;
-  for (const py::Node* st : stores) edits.push_back({st->begin.offset, st->end.offset, fold(pm, st, *c, digit_exprs, pp, buf_type, cs)});
+  for (const py::Node* st : stores)
+    edits.push_back({st->begin.offset, st->end.offset, fold(pm, st, *c, digit_exprs, pp, buf_type, cs)});
 
   std::string name = fused_name(kp, kc);
   std::string source = py::apply_edits(p.producer_source, std::move(edits));
   source = std::regex_replace(source, std::regex("\\b" + kp.name + "\\b"), name);
-  if (kp.entry != kp.name) source = std::regex_replace(source, std::regex("\\bdef " + kp.entry + "\\("), "def " + name + "(");
+  if (kp.entry != kp.name)
+    source = std::regex_replace(source, std::regex("\\bdef " + kp.entry + "\\("), "def " + name + "(");
   stitch::RegionEdit e;
   e.launches = {p.producer, p.consumer};
   e.internal = {p.buffer};

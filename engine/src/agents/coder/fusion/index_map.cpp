@@ -115,7 +115,8 @@ std::optional<std::vector<std::string>> invert(const Affine& load, const std::ve
     auto it = load.coef.find(digits[i].name);
     return it == load.coef.end() ? int64_t{0} : it->second;
   };
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return std::llabs(place(a)) < std::llabs(place(b)); });
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return std::llabs(place(a)) < std::llabs(place(b)); });
   int64_t expected = 1, low = load.c;
   for (size_t i : order) {
     int64_t p = place(i);

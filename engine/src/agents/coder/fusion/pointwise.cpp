@@ -23,7 +23,8 @@ std::optional<Pointwise> read_pointwise(const ir::Kernel& k, const std::string& 
   auto no = [&](std::string w) -> std::optional<Pointwise> { return *why = std::move(w), std::nullopt; };
   if (k.kind != "pointwise") return no(fmt::format("{} is a {} kernel, not pointwise", k.name, k.kind));
   for (const ir::KernelParam& p : k.signature)
-    if (p.is_constexpr && p.name != "XBLOCK") return no(fmt::format("{} is tiled by {} besides XBLOCK", k.name, p.name));
+    if (p.is_constexpr && p.name != "XBLOCK")
+      return no(fmt::format("{} is tiled by {} besides XBLOCK", k.name, p.name));
   Pointwise pw;
   try {
     pw.ks = ir::parse_kernel_source(source, k.name, k.name);
@@ -31,7 +32,10 @@ std::optional<Pointwise> read_pointwise(const ir::Kernel& k, const std::string& 
     return no(e.what());
   }
   const py::Module& m = *pw.ks.module;
-  static const std::regex structure(R"(^(xoffset = tl\.program_id\(0\) \* XBLOCK|xindex = xoffset \+ tl\.arange\(0, XBLOCK\)(\[:\])?|xmask = xindex < xnumel|xmask = tl\.full\(\[XBLOCK\], True, tl\.int1\)(\[:\])?)$)");
+  // Inductor's 1-D x index: what the fused kernel has of its own.
+  static const std::regex structure(
+      R"(^(xoffset = tl\.program_id\(0\) \* XBLOCK|xindex = xoffset \+ tl\.arange\(0, XBLOCK\)(\[:\])?)"
+      R"(|xmask = xindex < xnumel|xmask = tl\.full\(\[XBLOCK\], True, tl\.int1\)(\[:\])?)$)");
   static const std::regex numel(R"(^xnumel = (\d+)$)");
   for (const py::Node* st : pw.ks.entry->list("body")) {
     std::string text(m.text(st));
