@@ -20,6 +20,7 @@ import torch
 
 from ..bundle_state import BundleState, get_bundle, stitched_modules
 from ..measure import compare as cmp
+from ..measure import memory
 from ..measure.launches import snapshot
 from ..measure.poison import FILLS, poison
 from ..protocol import op
@@ -78,6 +79,10 @@ def run_region(req: dict) -> dict:
     tols = cmp.tolerances(req.get("tolerances"))
     outputs = req["outputs"]
     inputs = _inputs(state, req)
+    # Each side's copies of the inputs, and at least as much again for what the statements allocate
+    # (outputs and, on the original's side, the internal buffers): a lower bound, the plan's spill
+    # makes room for it before anything runs.
+    memory.reserve(3 * memory.storage_bytes(inputs.values()) + cmp.compare_allowance(), "G2 of a region")
     baseline = state.modules[graph]
     candidate = stitched_modules(state, {"source": req["source"], "graph": graph})[graph]
     want = _run(baseline, req["original"], inputs, outputs, fill)
