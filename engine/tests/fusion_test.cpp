@@ -171,6 +171,12 @@ TEST(FusionPrologue, DeclinesWithTheReason) {
                      "    tmp1 = tl.broadcast_to(tmp0 + tmp9, [XBLOCK, R0_BLOCK])")
                 .find("uses in_ptr0 other than in one load"),
             std::string::npos);
+  // An input not known to be aligned where the consumer's buffer was declared so.
+  EXPECT_NE(declined("{(0,): [['tt.divisibility', 16]], (1,): [['tt.divisibility', 16]], (2,): [['tt.divisibility', "
+                     "16]]}]",
+                     "{(1,): [['tt.divisibility', 16]], (2,): [['tt.divisibility', 16]]}]")
+                .find("declared 16-byte aligned"),
+            std::string::npos);
   // The buffer read by a third launch (several consumers): no fusion at all.
   EXPECT_NE(declined("            del buf0\n",
                      "            triton_per_fused_sum_1.run(buf0, buf1, 64, 1024, stream=stream0)\n"

@@ -17,6 +17,19 @@ namespace {
 
 constexpr const char* kPrefix = "fuse_";
 
+// Whether Inductor's triton_meta declares `param` of `k` 16-byte divisible (`{(i,): [['tt.divisibility', 16]]}`):
+// the compiler vectorizes loads through it on that promise.
+bool divisible(const ir::Kernel& k, const std::string& param) {
+  const auto& configs = k.triton_meta.value("configs", nlohmann::json::array());
+  if (!configs.is_array() || configs.empty() || !configs[0].is_object()) return false;
+  for (size_t i = 0; i < k.signature.size(); ++i)
+    if (k.signature[i].name == param) {
+      auto it = configs[0].find(fmt::format("({},)", i));
+      return it != configs[0].end() && it->dump().find("tt.divisibility") != std::string::npos;
+    }
+  return false;
+}
+
 const py::Node* keyword(const py::Node* call, std::string_view name) {
   for (const py::Node* kw : call->list("keywords"))
     if (kw->ident("arg") == name) return kw->child("value");
@@ -53,6 +66,9 @@ std::optional<stitch::RegionEdit> prologue(const Pair& p, std::string* why) {
   std::string in_type = pointer_type(kp, in.at.ptr), buf_type = pointer_type(kp, pp);
   if (in_type.empty() || tl_dtype(buf_type).empty()) return no("the producer's pointer types are not known");
   std::string in_arg = arg_of(lp, in.at.ptr);
+  // The consumer's parameter keeps its declared alignment: the input must have it too.
+  if (divisible(kc, pc) && !divisible(kp, in.at.ptr))
+    return no(fmt::format("{} is declared 16-byte aligned in the consumer, the producer's input {} is not", pc, in_arg));
   // The consumer must not write what the producer reads: the fused kernel would read it while writing it.
   {
     verify::PointerWrites wr = verify::pointer_writes(kc);
