@@ -88,6 +88,9 @@ std::optional<stitch::RegionEdit> epilogue(const Pair& p, std::string* why) {
   else return no(w + " (not an index permutation)");
   std::string out_param = c->store.ptr;
   std::string out_type = pointer_type(kc, out_param), buf_type = pointer_type(kp, pp);
+  if (divisible(kp, pp) && !divisible(kc, out_param))
+    return no(fmt::format("{} is declared 16-byte aligned in the producer, the consumer's output {} is not", pp,
+                          arg_of(lc, out_param)));
   if (out_type != buf_type || tl_dtype(buf_type).empty())
     return no(fmt::format("the consumer's output is {}, the buffer {}: the producer's store would change type",
                           out_type, buf_type));

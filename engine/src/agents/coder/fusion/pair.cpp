@@ -46,6 +46,17 @@ std::string pointer_type(const ir::Kernel& k, const std::string& param) {
   return "";
 }
 
+bool divisible(const ir::Kernel& k, const std::string& param) {
+  const auto& configs = k.triton_meta.value("configs", nlohmann::json::array());
+  if (!configs.is_array() || configs.empty() || !configs[0].is_object()) return false;
+  for (size_t i = 0; i < k.signature.size(); ++i)
+    if (k.signature[i].name == param) {
+      auto it = configs[0].find(fmt::format("({},)", i));
+      return it != configs[0].end() && it->dump().find("tt.divisibility") != std::string::npos;
+    }
+  return false;
+}
+
 std::string tl_dtype(const std::string& t) {
   static const std::map<std::string, std::string> names = {
       {"*fp64", "tl.float64"}, {"*fp32", "tl.float32"}, {"*fp16", "tl.float16"}, {"*bf16", "tl.bfloat16"},

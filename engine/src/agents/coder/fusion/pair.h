@@ -34,6 +34,11 @@ std::string args_with(const ir::Kernel& k, const ir::Launch& l, const std::strin
 // Triton's pointer type of a parameter ("*fp32"), or "".
 std::string pointer_type(const ir::Kernel& k, const std::string& param);
 
+// Whether Inductor's triton_meta declares `param` of `k` 16-byte divisible (`{(i,): [['tt.divisibility',
+// 16]]}`): the compiler vectorizes through it on that promise, so a fused kernel may keep the promise
+// for a parameter only where the buffer now bound to it had it too.
+bool divisible(const ir::Kernel& k, const std::string& param);
+
 // "*fp32" -> "tl.float32"; "" for an unknown type.
 std::string tl_dtype(const std::string& pointer_type);
 

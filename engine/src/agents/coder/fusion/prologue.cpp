@@ -17,19 +17,6 @@ namespace {
 
 constexpr const char* kPrefix = "fuse_";
 
-// Whether Inductor's triton_meta declares `param` of `k` 16-byte divisible (`{(i,): [['tt.divisibility', 16]]}`):
-// the compiler vectorizes loads through it on that promise.
-bool divisible(const ir::Kernel& k, const std::string& param) {
-  const auto& configs = k.triton_meta.value("configs", nlohmann::json::array());
-  if (!configs.is_array() || configs.empty() || !configs[0].is_object()) return false;
-  for (size_t i = 0; i < k.signature.size(); ++i)
-    if (k.signature[i].name == param) {
-      auto it = configs[0].find(fmt::format("({},)", i));
-      return it != configs[0].end() && it->dump().find("tt.divisibility") != std::string::npos;
-    }
-  return false;
-}
-
 const py::Node* keyword(const py::Node* call, std::string_view name) {
   for (const py::Node* kw : call->list("keywords"))
     if (kw->ident("arg") == name) return kw->child("value");
