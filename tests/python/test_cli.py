@@ -61,6 +61,10 @@ def test_inspect_lists_regions_with_their_internal_buffers(kernelopt_bin):
     assert region["floor_bytes"] == 2 * 64 * 1024 * 4 and region["internal_bytes"] == 64 * 1024 * 4
     table = run(kernelopt_bin, "inspect", CORPUS / "conv_bn_relu").stdout
     assert "regions (2):" in table
+    # The built-in coder's fusion of the region: the flip folded into the scan; the prologue declined.
+    table = run(kernelopt_bin, "inspect", CORPUS / "reverse_cumsum").stdout
+    assert "fusion r1 fusion:epilogue: fold triton_poi_fused_flip_1 into triton_per_fused_cumsum_flip_0's store" in table
+    assert "declined: prologue" in table and "not pointwise" in table
 
 
 def test_stitch_identity_and_replacement(kernelopt_bin, tmp_path):

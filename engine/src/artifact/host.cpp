@@ -50,12 +50,22 @@ class HostReader {
       : m_(m), kernels_(kernels), f_(f) {}
 
   void block(const std::vector<py::Node*>& body) {
-    for (const py::Node* st : body) statement(st);
+    for (const py::Node* st : body) {
+      size_t first = f_.steps.size();
+      statement(st);
+      // A compound statement's steps are its body's, each with its own span already.
+      if (!is_compound(st))
+        for (size_t i = first; i < f_.steps.size(); ++i) f_.steps[i].span = {st->begin, st->end};
+    }
   }
 
  private:
+  static bool is_compound(const py::Node* st) {
+    return st->is("With") || st->is("If") || st->is("For") || st->is("While") || st->is("Try");
+  }
+
   void statement(const py::Node* st) {
-    if (st->is("With") || st->is("If") || st->is("For") || st->is("While") || st->is("Try")) {
+    if (is_compound(st)) {
       block(st->list("body"));
       block(st->list("orelse"));
       block(st->list("finalbody"));
@@ -66,7 +76,7 @@ class HostReader {
       return;
     }
     if (st->is("Delete")) {
-      Step s{Step::Kind::Del, 0, {}, {}};
+      Step s{Step::Kind::Del, 0, {}, {}, {}};
       for (const py::Node* t : st->list("targets")) s.names.emplace_back(m_.text(t));
       f_.steps.push_back(std::move(s));
       return;
@@ -86,7 +96,7 @@ class HostReader {
         return;
       }
       if (target->is("Name") && v->is("Name")) {
-        f_.steps.push_back({Step::Kind::Alias, 0, {std::string(m_.text(target)), std::string(m_.text(v))}, {}});
+        f_.steps.push_back({Step::Kind::Alias, 0, {std::string(m_.text(target)), std::string(m_.text(v))}, {}, {}});
         return;
       }
       if (v->is("Call") && call_statement(st, v, target_names(m_, target))) return;
@@ -122,7 +132,7 @@ class HostReader {
         l.kernel = it->second;
         l.span = span;
         l.args = call_args(call, "stream", l.stream);
-        f_.steps.push_back({Step::Kind::Launch, f_.launches.size(), {}, {}});
+        f_.steps.push_back({Step::Kind::Launch, f_.launches.size(), {}, {}, {}});
         f_.launches.push_back(std::move(l));
         return true;
       }
@@ -132,21 +142,21 @@ class HostReader {
               args.size() > 2 ? std::string(m_.text(args[2])) : "", fn, span};
       for (const py::Node* kw : call->list("keywords"))
         if (kw->ident("arg") == "dtype") a.dtype = std::string(m_.text(kw->child("value")));
-      f_.steps.push_back({Step::Kind::Alloc, f_.allocs.size(), {}, {}});
+      f_.steps.push_back({Step::Kind::Alloc, f_.allocs.size(), {}, {}, {}});
       f_.allocs.push_back(std::move(a));
       return true;
     }
     if (fn == "reinterpret_tensor" && assigned.size() == 1 && args.size() >= 3) {
       View v{assigned[0], std::string(m_.text(args[0])), tuple_texts(m_, args[1]), tuple_texts(m_, args[2]),
              args.size() > 3 ? std::string(m_.text(args[3])) : "0", span};
-      f_.steps.push_back({Step::Kind::View, f_.views.size(), {}, {}});
+      f_.steps.push_back({Step::Kind::View, f_.views.size(), {}, {}, {}});
       f_.views.push_back(std::move(v));
       return true;
     }
     // Graph partitions: `(buf1,) = self.partitions[0](partition0_args)` or `partition_0(args)`.
     if ((func && func->is("Subscript") && dotted_name(func->child("value")) == "self.partitions") ||
         fn.rfind("partition_", 0) == 0) {
-      f_.steps.push_back({Step::Kind::Partition, 0, assigned, std::string(m_.text(st))});
+      f_.steps.push_back({Step::Kind::Partition, 0, assigned, std::string(m_.text(st)), {}});
       return true;
     }
     if (is_extern_target(fn)) {
@@ -157,7 +167,7 @@ class HostReader {
       if (e.out.empty() && !assigned.empty()) {
         for (size_t i = 0; i < assigned.size(); ++i) e.out += (i ? ", " : "") + assigned[i];
       }
-      f_.steps.push_back({Step::Kind::Extern, f_.externs.size(), {}, {}});
+      f_.steps.push_back({Step::Kind::Extern, f_.externs.size(), {}, {}, {}});
       f_.externs.push_back(std::move(e));
       return true;
     }
@@ -181,7 +191,7 @@ class HostReader {
     return out;
   }
 
-  void other(const py::Node* st) { f_.steps.push_back({Step::Kind::Other, 0, {}, std::string(m_.text(st))}); }
+  void other(const py::Node* st) { f_.steps.push_back({Step::Kind::Other, 0, {}, std::string(m_.text(st)), {}}); }
 
   const py::Module& m_;
   const std::map<std::string, size_t, std::less<>>& kernels_;

@@ -112,6 +112,7 @@ struct Step {
   size_t index = 0;  // into the matching vector of Function (launches, externs, allocs, views)
   std::vector<std::string> names;  // Del: freed names; Alias: {new, old}; Partition: outputs
   std::string text;                // Other / Partition: the statement's source
+  Span span;                       // the statement (host edits delete or move whole statements)
 };
 
 struct Function {

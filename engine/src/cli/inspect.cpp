@@ -5,6 +5,7 @@
 
 #include "artifact/bundle.h"
 #include "cli/commands.h"
+#include "agents/coder/fusion/fusion.h"
 #include "profile/regions.h"
 
 namespace kopt::cli {
@@ -54,6 +55,10 @@ void print_table(const ir::Artifact& a, const nlohmann::json* graph_meta) {
     fmt::print("    #{}  {} launch(es)  one-pass floor {} B  internal {} B ({})  [{}]\n", i, kernels.size(),
                rs[i].floor_bytes(), rs[i].internal_bytes(), internal.empty() ? "none" : join(internal),
                join(kernels));
+    // What the built-in coder's fusion strategies make of it (on the kernels' own sources).
+    agents::fusion::RegionPlan plan = agents::fusion::plan_region(a, *entry, rs[i]);
+    for (const auto& c : plan.candidates) fmt::print("        fusion {} {}: {}\n", c.id, c.origin, c.description);
+    for (const std::string& d : plan.declined) fmt::print("        declined: {}\n", d);
   }
 }
 

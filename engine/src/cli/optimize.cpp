@@ -29,10 +29,19 @@ void print_summary(const json& r) {
   bool measured = r.value("performance_measured", false);
   fmt::print("kernelopt optimize {} -> {}\n", r.value("bundle", ""), r.value("out_dir", ""));
   for (const json& k : r["kernels"]) {
-    std::string status = k.value("accepted", false) ? "accepted " + k.value("chosen", std::string()) : "fallback";
+    std::string status = k.value("accepted", false) ? "accepted " + k.value("chosen", std::string())
+                         : k.value("fused", false)  ? "fused"
+                                                    : "fallback";
     std::string speed = measured && k["speedup"].is_number() ? fmt::format(" {:.3f}x", k["speedup"].get<double>()) : "";
     fmt::print("  {:<60} {:<14} {}{}{}\n", k.value("name", "").substr(0, 60), k.value("family", ""), status, speed,
                k.value("note", "").empty() ? "" : " — " + k.value("note", ""));
+  }
+  for (const json& g : r.value("regions", json::array())) {
+    if (!g.contains("fusion") || !g["fusion"]["chosen"].is_string()) continue;
+    std::string kernel;
+    for (const json& c : g["fusion"]["candidates"])
+      if (c.value("id", "") == g["fusion"]["chosen"]) kernel = c.value("kernel", "");
+    fmt::print("  region of graph {}: fused as {} — {}\n", g.value("graph", 0), kernel, g["fusion"].value("note", ""));
   }
   if (measured && m["speedup"].is_number())
     fmt::print("module: {:.4f} ms -> {:.4f} ms ({:.3f}x)\n", m.value("baseline_ms", 0.0), m.value("optimized_ms", 0.0),

@@ -77,6 +77,7 @@ json run_optimize(const OptimizeOptions& o, results::ResultsDb& db, worker::Supe
   stage(job, "profile", [&] { profile(job); });
   stage(job, "plan", [&] { plan(job, agents); });
   stage(job, "search", [&] { search(job, agents, db); });
+  stage(job, "regions", [&] { regions(job, db); });
   stage(job, "stitch", [&] { stitch_modules(job); });
   stage(job, "end_to_end", [&] { end_to_end(job); });
   json report;
@@ -85,7 +86,7 @@ json run_optimize(const OptimizeOptions& o, results::ResultsDb& db, worker::Supe
     job.memory = worker::memory_summary(worker::read_memory(*job.sup, false), worker::compiled_peak_of(job.baseline));
     write(job);
     report = build_report({job.o, job.out, job.bundle_dir, *job.bundle, job.hello, job.ceilings, job.baseline,
-                           job.profile.raw, job.outcomes, job.e2e, job.changed, job.fallback_note, job.stages,
+                           job.profile.raw, job.outcomes, job.regions, job.e2e, job.changed, job.fallback_note, job.stages,
                            std::chrono::duration<double>(Clock::now() - job.t0).count(), job.memory});
     report["agents"] = agents.name;
     if (agents.llm) {

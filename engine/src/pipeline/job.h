@@ -1,5 +1,5 @@
 // The main job of `kernelopt optimize` (and of `bench`, once per problem): load (capture first when given a
-// problem), workers, ceilings, baseline, launches, profile, plan, search, stitch, end_to_end, write — a
+// problem), workers, ceilings, baseline, launches, profile, plan, search, regions, stitch, end_to_end, write — a
 // straight list of named, timed stages (pipeline/stages.h). A kernel whose candidates all fail keeps the
 // compiler's kernel; if the stitched model fails its end-to-end gate, the whole result falls back to the
 // baseline modules. Whatever happens, the output directory holds a loadable result and a report saying

@@ -29,7 +29,8 @@ std::string gate_summary(const json& g) {
   return "";
 }
 
-json kernel_json(const search::KernelOutcome& k, bool measured) {
+// `fused`: a chosen region's fused kernel replaces every launch of this kernel (search/regions.h).
+json kernel_json(const search::KernelOutcome& k, bool measured, bool fused) {
   const agents::KernelProfile& p = k.profile;
   json cands = json::array();
   for (const search::CandidateRecord& c : k.candidates) {
@@ -54,6 +55,7 @@ json kernel_json(const search::KernelOutcome& k, bool measured) {
           {"optimized_ms", opt(after)},
           {"calls_per_run", p.calls_per_run},
           {"accepted", k.chosen.has_value()},
+          {"fused", fused},
           {"chosen", k.chosen ? json(k.candidates[*k.chosen].candidate.id) : json(nullptr)},
           {"speedup", opt(k.speedup)},
           {"strategies", k.plan.strategies},
@@ -106,6 +108,13 @@ static json regions_json(const ReportInputs& in) {
         else sum += *k->profile.floor_ms;
       }
       rj[i]["kernel_floors_ms"] = known && bw > 0 ? json(sum) : json(nullptr);
+      for (const search::RegionOutcome& r : in.regions)
+        if (r.graph == g && r.index == i) {
+          json fusion = search::region_json(r);
+          for (json& c : fusion["candidates"])
+            for (json& gate : c["gates"]) gate["summary"] = gate_summary(gate);
+          rj[i]["fusion"] = fusion;
+        }
       out.push_back(rj[i]);
     }
   }
@@ -115,10 +124,14 @@ static json regions_json(const ReportInputs& in) {
 json build_report(const ReportInputs& in) {
   bool measured = in.options.device != "cpu";
   json kernels = json::array();
-  size_t accepted = 0, candidates = 0;
+  size_t accepted = 0, candidates = 0, fused = 0;
+  for (const search::RegionOutcome& r : in.regions) fused += r.chosen.has_value() && in.changed;
   json rejected_at = {{"G1", 0}, {"G2", 0}, {"G3", 0}, {"G4", 0}};
   for (const search::KernelOutcome& k : in.outcomes) {
-    kernels.push_back(kernel_json(k, measured));
+    bool fused_away = false;
+    for (const search::RegionOutcome& r : in.regions)
+      for (const auto& saved : r.replaced) fused_away |= in.changed && &in.outcomes[saved.outcome] == &k;
+    kernels.push_back(kernel_json(k, measured, fused_away));
     accepted += k.chosen.has_value() && in.changed;
     for (const search::CandidateRecord& c : k.candidates) {
       ++candidates;
@@ -186,7 +199,7 @@ json build_report(const ReportInputs& in) {
           {"regions", regions_json(in)},
           {"vendor", vendor},
           {"summary", {{"kernels", in.outcomes.size()}, {"accepted", accepted}, {"candidates", candidates},
-                       {"rejected_at", rejected_at}}}};
+                       {"rejected_at", rejected_at}, {"regions_fused", fused}}}};
 }
 
 }  // namespace kopt::pipeline

@@ -11,6 +11,7 @@
 
 #include "artifact/bundle.h"
 #include "pipeline/job.h"
+#include "search/regions.h"
 #include "search/search.h"
 #include "verify/cascade.h"
 
@@ -26,6 +27,7 @@ struct ReportInputs {
   const nlohmann::json& baseline;  // run_baseline's reply
   const nlohmann::json& profile;   // profile's reply (null in CPU mode)
   const std::vector<search::KernelOutcome>& outcomes;
+  const std::vector<search::RegionOutcome>& regions;  // fusion tried per region (search/regions.h)
   const std::optional<verify::GateRecord>& e2e;
   bool changed;
   std::string fallback_note;

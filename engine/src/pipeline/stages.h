@@ -18,6 +18,7 @@
 #include "artifact/bundle.h"
 #include "pipeline/job.h"
 #include "results/db.h"
+#include "search/regions.h"
 #include "search/search.h"
 #include "stitch/stitch.h"
 #include "verify/cascade.h"
@@ -43,6 +44,7 @@ struct Job {
   stitch::Pins pins;  // kernel name -> the config the baseline's autotuner settled on (GPU)
   std::vector<agents::KernelProfile> ranked;
   std::vector<search::KernelOutcome> outcomes;
+  std::vector<search::RegionOutcome> regions;  // every region of two launches or more, fusion tried or declined
   std::vector<std::string> stitched;  // one module text per graph
   std::optional<verify::GateRecord> e2e;
   bool changed = false;
@@ -71,6 +73,7 @@ void plan(Job& job, agents::Agents& agents);
 
 // Search through write: pipeline/stages_finish.cpp.
 void search(Job& job, agents::Agents& agents, results::ResultsDb& db);
+void regions(Job& job, results::ResultsDb& db);
 void stitch_modules(Job& job);
 void end_to_end(Job& job);
 void write(Job& job);

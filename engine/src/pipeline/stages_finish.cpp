@@ -1,8 +1,10 @@
 // The main job's stages from search to write (pipeline/stages.h): one search thread per worker over the
-// ranked kernels, the accepted candidates stitched into the modules, the end-to-end gate (with retries
-// that leave a kernel out), and the result directory written.
+// ranked kernels, the region search (fusion), the accepted candidates and fused regions stitched into the
+// modules, the end-to-end gate (with retries that leave a region or a kernel out), and the result directory
+// written.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -22,7 +24,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-void search(Job& job, agents::Agents& agents, results::ResultsDb& db) {
+namespace {
+
+search::SearchOptions search_options(const Job& job) {
   search::SearchOptions so;
   so.gpu = job.gpu();
   so.max_cascades = job.o.max_cascades >= 0 ? static_cast<size_t>(job.o.max_cascades) : (job.gpu() ? 3 : 1);
@@ -40,6 +44,13 @@ void search(Job& job, agents::Agents& agents, results::ResultsDb& db) {
   // G3 with the kept kernels pinned is another gate than G3 with them autotuning again; the pins'
   // values are not in the key (each worker autotunes afresh), the end-to-end gate checks the final module.
   if (!so.cascade.pins.empty()) so.cache_prefix += "|pinned";
+  return so;
+}
+
+}  // namespace
+
+void search(Job& job, agents::Agents& agents, results::ResultsDb& db) {
+  search::SearchOptions so = search_options(job);
   search::Cache cache{db, {}};
   std::mutex say_mu;
   // On a terminal one status line is redrawn in place (a progress bar over kernels and the
@@ -78,6 +89,15 @@ void search(Job& job, agents::Agents& agents, results::ResultsDb& db) {
   if (tty) std::cerr << "\n";
 }
 
+void regions(Job& job, results::ResultsDb& db) {
+  search::SearchOptions so = search_options(job);
+  search::Cache cache{db, {}};
+  job.regions = search::search_regions(*job.sup, *job.bundle, job.outcomes, so, cache,
+                                       [&](const std::string& line) { job.say(line); });
+  for (const search::RegionOutcome& r : job.regions)
+    if (r.chosen) job.say(fmt::format("region {} of graph {}: fused ({})", r.index, r.graph, r.note));
+}
+
 void stitch_modules(Job& job) {
   job.stitched.clear();
   job.changed = false;
@@ -87,8 +107,9 @@ void stitch_modules(Job& job) {
       reps[k.profile.graph].push_back(
           {k.profile.kernel->name, k.candidates[*k.chosen].candidate.source, k.candidates[*k.chosen].candidate.id});
   for (size_t g = 0; g < job.bundle->graphs.size(); ++g) {
-    job.stitched.push_back(stitch::stitch(*job.bundle->graphs[g], reps[g], job.pins));
-    job.changed = job.changed || !reps[g].empty();
+    std::vector<stitch::RegionEdit> fused = search::chosen_edits(job.regions, g);
+    job.stitched.push_back(stitch::stitch(*job.bundle->graphs[g], reps[g], job.pins, fused));
+    job.changed = job.changed || !reps[g].empty() || !fused.empty();
   }
 }
 
@@ -104,11 +125,32 @@ void end_to_end(Job& job) {
     for (const search::KernelOutcome& k : job.outcomes)
       if (k.chosen && k.candidates[*k.chosen].result && verify::passed_on_rounding(*k.candidates[*k.chosen].result))
         return true;
+    for (const search::RegionOutcome& r : job.regions)
+      if (r.chosen && verify::passed_on_rounding(r.tried[*r.chosen].result.cascade)) return true;
     return false;
   };
   co.fp64_rule_only = fp64_rule_only();
   job.e2e = verify::end_to_end(*job.sup, *job.bundle, job.stitched, co);
   auto passed = [&] { return verify::lets_through(job.e2e->status); };
+  // A fused region failing the model's gate falls back to its kernels' per-kernel results first.
+  bool fused = std::any_of(job.regions.begin(), job.regions.end(), [](const auto& r) { return r.chosen.has_value(); });
+  if (!passed() && fused) {
+    std::string why = job.e2e->evidence.value("reason", "no reason recorded");
+    for (search::RegionOutcome& r : job.regions)
+      if (r.chosen)
+        search::drop_region(r, job.outcomes,
+                            fmt::format("accepted alone, left out of the result: the model with it failed the "
+                                        "end-to-end gate ({}); its kernels keep their per-kernel results", why));
+    job.say(fmt::format("end-to-end gate failed ({}); again without the fused regions", why));
+    stitch_modules(job);
+    if (!job.changed) {
+      job.fallback_note = fmt::format("the re-stitched model failed its end-to-end gate ({}); the result is the "
+                                      "baseline unchanged", why);
+      return;
+    }
+    co.fp64_rule_only = fp64_rule_only();
+    job.e2e = verify::end_to_end(*job.sup, *job.bundle, job.stitched, co);
+  }
   // Each kernel passed every gate alone; together they did not. Rather than drop every win, leave
   // out the kernel expected to save least and ask again, a few times (each ask is one gate run).
   for (int retry = 0; !passed() && retry < kE2eRetries; ++retry) {

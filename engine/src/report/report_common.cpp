@@ -269,6 +269,8 @@ std::string summary_line(const json& report) {
   std::vector<std::string> parts;
   for (auto it = r.begin(); it != r.end(); ++it) parts.push_back(it.key() + " " + format_count(r, it.key()));
   if (!parts.empty()) line += fmt::format("; rejected at {}", fmt::join(parts, " · "));
+  if (auto n = number(s, "regions_fused"); n && *n > 0)
+    line += fmt::format("; {}", counted("regions_fused", "region fused", "regions fused"));
   return line;
 }
 

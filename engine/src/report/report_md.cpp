@@ -264,6 +264,47 @@ void candidates(std::string& out, const json& r, bool measured) {
   }
 }
 
+// Each region of two launches or more (docs/ir.md, "Regions"): its kernels, what fusion made of it
+// (the candidates with their gates, or why each strategy declined) and whether the result holds it.
+void regions(std::string& out, const json& r, bool measured) {
+  std::vector<const json*> rs;
+  for (const json& x : array(r, "regions"))
+    if (field(x, "fusion")) rs.push_back(&x);
+  if (rs.empty()) return;
+  out += "## Regions\n\nRuns of Triton launches between vendor calls; fusing one removes the round trips of its "
+         "internal buffers through memory.\n\n";
+  for (const json* x : rs) {
+    const json& f = object(*x, "fusion");
+    std::vector<std::string> kernels, internal;
+    for (const json& k : array(*x, "kernels"))
+      if (k.is_string()) kernels.push_back(md_code(k.get<std::string>(), false));
+    for (const json& b : array(*x, "internal")) internal.push_back(md_code(text(b, "name"), false));
+    out += fmt::format("### Graph {}: {}\n\n", format_count(*x, "graph"), join(kernels, " then "));
+    out += fmt::format("Internal buffers: {}. Fusion {}{}.\n\n",
+                       internal.empty() ? std::string(kDash) : join(internal, ", "),
+                       boolean(f, "tried").value_or(false) ? "tried" : "not tried",
+                       text(f, "chosen").empty() ? "" : ", chosen " + md_text(text(f, "chosen")));
+    if (std::string note = text(f, "note"); !note.empty()) out += "Note: " + md_text(note) + "\n\n";
+    for (const json& d : array(f, "declined"))
+      if (d.is_string()) out += "Declined: " + md_text(d.get<std::string>()) + "\n\n";
+    const json& cs = array(f, "candidates");
+    if (cs.empty()) continue;
+    std::vector<std::string> gates = gate_names(cs);
+    std::vector<std::string> cols = {"Candidate", "Origin", "Description", "Fused kernel"};
+    if (measured) cols.push_back("Speedup");
+    for (const auto& g : gates) cols.push_back(md_text(g));
+    table_header(out, cols);
+    for (const json& c : cs) {
+      std::vector<std::string> row = {md_text(text(c, "id")), md_text(text(c, "origin")),
+                                      md_text(text(c, "description")), md_code(text(c, "kernel"))};
+      if (measured) row.push_back(format_speedup(number(c, "speedup")));
+      for (const auto& g : gates) row.push_back(gate_cell(c, g));
+      table_row(out, row);
+    }
+    out += "\n";
+  }
+}
+
 void end_to_end(std::string& out, const json& r) {
   const json& e2e = object(object(r, "module"), "end_to_end");
   if (e2e.empty()) return;
@@ -327,6 +368,7 @@ std::string render_markdown(const json& r) {
   split(out, r, measured);
   kernels(out, r, measured);
   candidates(out, r, measured);
+  regions(out, r, measured);
   llm_agents(out, r);
   end_to_end(out, r);
   return out;

@@ -50,7 +50,8 @@ Pins pins_of(const nlohmann::json& launch_records) {
   return pins;
 }
 
-std::string stitch(const ir::Artifact& art, const std::vector<Replacement>& reps, const Pins& pins) {
+std::string stitch(const ir::Artifact& art, const std::vector<Replacement>& reps, const Pins& pins,
+                   const std::vector<RegionEdit>& regions) {
   std::vector<py::Edit> edits;
   std::set<const ir::Kernel*> seen;
   for (const Replacement& r : reps) {
@@ -67,7 +68,11 @@ std::string stitch(const ir::Artifact& art, const std::vector<Replacement>& reps
     check_replacement(*k, r);
     edits.push_back({k->literal.begin.offset, k->literal.end.offset, triple_quoted(r.source)});
   }
-  if (!reps.empty())
+  for (const RegionEdit& r : regions) {
+    std::vector<py::Edit> more = region_edits(art, r);
+    edits.insert(edits.end(), more.begin(), more.end());
+  }
+  if (!reps.empty() || !regions.empty())
     for (const ir::Kernel& k : art.kernels) {
       auto pin = pins.find(k.name);
       if (seen.count(&k) || pin == pins.end()) continue;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "artifact/ir.h"
+#include "stitch/region.h"
 
 namespace kopt::stitch {
 
@@ -31,9 +32,12 @@ Pins pins_of(const nlohmann::json& launch_records);
 
 // Returns the new module text. Throws kopt::UserError when a replacement names
 // no kernel of the module, is named twice, or is not exactly one kernel of the
-// same name. With `pins` and at least one replacement, the kept kernels are pinned
-// (no replacement: the module's own text, byte for byte).
-std::string stitch(const ir::Artifact& art, const std::vector<Replacement>& reps, const Pins& pins = {});
+// same name. With `pins` and at least one replacement or region, the kept kernels are pinned
+// (nothing replaced: the module's own text, byte for byte). Each region's launches are replaced by
+// its fused kernel's (region.h); a kernel a region fuses may still be replaced where it is launched
+// outside the region.
+std::string stitch(const ir::Artifact& art, const std::vector<Replacement>& reps, const Pins& pins = {},
+                   const std::vector<RegionEdit>& regions = {});
 
 // The Python string literal Inductor would write for `source` ('''...''').
 std::string triple_quoted(const std::string& source);

@@ -11,6 +11,7 @@
 #include "artifact/pin_config.h"
 #include "stitch/stitch.h"
 #include "verify/compiles.h"
+#include "verify/g2_runs.h"
 #include "verify/outputs.h"
 #include "verify/rules.h"
 #include "verify/small_config.h"
@@ -47,38 +48,6 @@ GateRecord g1(worker::Supervisor& sup, const std::string& bundle, size_t graph, 
     r.passed = r.findings.back().passed;
   }
   return {"G1", r.passed ? GateStatus::passed : GateStatus::failed, {{"findings", findings_json(r.findings)}}};
-}
-
-// One G2 input set: the recorded arguments (seed -1) or a seed drawn as `inputs` says, and the poison fill
-// of its pure outputs.
-struct G2Run {
-  int seed;
-  const char* fill;
-  bool repeat = false;            // run the candidate twice on the same inputs
-  const char* inputs = "matched";  // how a seed's values are drawn (docs/gates.md)
-  bool small = false;              // the candidate under small_config() instead of its own config
-};
-
-// NaN on the recorded inputs and odd runs, finite garbage on even runs: NaN shows unwritten elements,
-// garbage catches a candidate that skips outputs that do not look poisoned
-// (the worker's poison.py). With no seeds, the recorded inputs also run with garbage.
-// The seeds cover the kernel's domain, not only the recorded distribution: the second draws signs and
-// magnitudes over four decades, the third mixes +-0, tiny and huge values and the recorded edges, the
-// fourth is the second negated (every element negative once: a result right only for positive inputs
-// fails); the first and the fifth on are distribution-matched. So the default five seeds cover every kind.
-// With `small`, the recorded inputs run once more with the candidate under the small config (several
-// programs per axis, several passes of every loop), right after the first run: one more run per launch.
-std::vector<G2Run> g2_runs(int seeds, bool small) {
-  static constexpr const char* kinds[] = {"matched", "symmetric", "special", "mirrored"};
-  std::vector<G2Run> runs = {{-1, "nan", true}};
-  if (small) runs.push_back({-1, "nan", false, "matched", true});
-  for (int s = 0; s < seeds; ++s) {
-    const char* kind = s < 4 ? kinds[s] : "matched";
-    int seed = s == 3 ? 1 : s;  // the mirrored run negates the symmetric draw of seed 1
-    runs.push_back({seed, s % 2 == 0 ? "garbage" : "nan", false, kind});
-  }
-  if (seeds <= 0) runs.push_back({-1, "garbage"});
-  return runs;
 }
 
 GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const ir::Kernel& k,

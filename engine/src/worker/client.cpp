@@ -27,6 +27,24 @@ json RunKernelRequest::to_json() const {
   return j;
 }
 
+json RunRegionRequest::to_json() const {
+  json j = bundle_request("run_region", bundle);
+  j["graph"] = graph;
+  j["source"] = source;
+  j["original"] = original;
+  j["candidate"] = candidate;
+  j["bindings"] = json::array();
+  for (const RegionBinding& b : bindings)
+    j["bindings"].push_back({{"name", b.name}, {"kernel", b.kernel}, {"launch", b.launch}, {"arg", b.arg}});
+  j["outputs"] = outputs;
+  j["poison_fill"] = poison_fill;
+  j["tolerances"] = tolerances;
+  if (seed) j["seed"] = *seed;
+  if (inputs != "matched") j["inputs"] = inputs;
+  if (repeat) j["repeat"] = true;
+  return j;
+}
+
 json CompileKernelRequest::to_json() const {
   json j = kernel_request("compile_kernel", at);
   j["launch"] = 0;
@@ -92,6 +110,9 @@ ProfileReply profile(Supervisor& sup, const ProfileRequest& r, Timeout t) {
   return parse_profile(sup.call(r.to_json(), t));
 }
 RunKernelReply run_kernel(Supervisor& sup, const RunKernelRequest& r, Timeout t) {
+  return parse_run_kernel(sup.call(r.to_json(), t));
+}
+RunKernelReply run_region(Supervisor& sup, const RunRegionRequest& r, Timeout t) {
   return parse_run_kernel(sup.call(r.to_json(), t));
 }
 CompileKernelReply compile_kernel(Supervisor& sup, const CompileKernelRequest& r, Timeout t) {

@@ -43,6 +43,30 @@ struct RunKernelRequest {
   nlohmann::json to_json() const;
 };
 
+// run_region: a region's host statements, the baseline module's against a candidate module's, on
+// the same inputs, every region output compared (G2 of a fused region).
+struct RegionBinding {
+  std::string name{};    // the name the statements read
+  std::string kernel{};  // from this kernel's (module variable) recorded launch ...
+  size_t launch = 0;     // ... its n-th in the graph ...
+  size_t arg = 0;        // ... at this argument
+};
+struct RunRegionRequest {
+  std::string bundle{};
+  size_t graph = 0;
+  std::string source{};                     // the candidate module
+  std::vector<std::string> original{};      // the baseline's region statements, verbatim
+  std::vector<std::string> candidate{};     // the candidate's
+  std::vector<RegionBinding> bindings{};
+  std::vector<std::string> outputs{};       // the names compared after the run
+  std::string poison_fill = "nan";
+  std::optional<int> seed{};
+  std::string inputs = "matched";
+  bool repeat = false;
+  nlohmann::json tolerances{};
+  nlohmann::json to_json() const;
+};
+
 // compile_kernel: G1's `compiles`, at launch 0.
 struct CompileKernelRequest {
   KernelAt at;
@@ -120,6 +144,7 @@ Reply ceilings(Supervisor& sup, Timeout t);
 Reply forget_bundles(Supervisor& sup, Timeout t);
 ProfileReply profile(Supervisor& sup, const ProfileRequest& r, Timeout t);
 RunKernelReply run_kernel(Supervisor& sup, const RunKernelRequest& r, Timeout t);
+RunKernelReply run_region(Supervisor& sup, const RunRegionRequest& r, Timeout t);  // the same reply's fields
 CompileKernelReply compile_kernel(Supervisor& sup, const CompileKernelRequest& r, Timeout t);
 TimedReply time_kernel(Supervisor& sup, const TimeKernelRequest& r, Timeout t);
 ScreenReply screen(Supervisor& sup, const ScreenRequest& r, Timeout t);

@@ -1,0 +1,78 @@
+#include "agents/coder/fusion/fusion.h"
+
+#include <fmt/format.h>
+
+#include "agents/coder/fusion/epilogue.h"
+#include "agents/coder/fusion/prologue.h"
+#include "verify/region_host.h"
+
+namespace kopt::agents::fusion {
+
+namespace {
+
+struct Strategy {
+  const char* name;
+  std::optional<stitch::RegionEdit> (*build)(const Pair&, std::string*);
+  const char* verb;  // the description: "<verb> consumer into producer"
+};
+
+const Strategy kStrategies[] = {
+    {"epilogue", epilogue, "fold {1} into {0}'s store"},
+    {"prologue", prologue, "inline {0} into {1}'s load"},
+};
+
+}  // namespace
+
+RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profile::Region& r,
+                       const std::map<std::string, std::string>& winners) {
+  RegionPlan plan;
+  for (size_t i : r.launches) plan.kernels.push_back(a.kernels[f.launches[i].kernel].name);
+  if (r.launches.size() < 2) return plan;
+  if (r.internal.empty()) {
+    plan.declined.push_back("no internal buffer: every buffer the region writes is read after it");
+    return plan;
+  }
+  for (const profile::RegionBuffer& b : r.internal) {
+    // Which launches of the region pass the buffer at all: one writer and one reader only.
+    std::vector<size_t> users;
+    for (size_t i : r.launches)
+      for (const auto& [param, text] : f.launches[i].bound)
+        if (verify::storage_of(f, text) == b.name) {
+          users.push_back(i);
+          break;
+        }
+    if (users.size() != 2) {
+      plan.declined.push_back(fmt::format("{}: passed to {} launches of the region; fusion needs one producer and "
+                                          "one consumer", b.name, users.size()));
+      continue;
+    }
+    const ir::Kernel& kp = a.kernels[f.launches[users[0]].kernel];
+    const ir::Kernel& kc = a.kernels[f.launches[users[1]].kernel];
+    auto won = [&](const ir::Kernel& k) {
+      auto it = winners.find(k.name);
+      return it == winners.end() ? k.source : it->second;
+    };
+    // The winners' sources first (when either kernel has one), then the kernels' own.
+    std::vector<Pair> bases;
+    if (won(kp) != kp.source || won(kc) != kc.source)
+      bases.push_back({&a, &f, users[0], users[1], b.name, won(kp), won(kc)});
+    bases.push_back({&a, &f, users[0], users[1], b.name, kp.source, kc.source});
+    for (const Strategy& s : kStrategies)
+      for (const Pair& p : bases) {
+        bool on_winners = &p != &bases.back();
+        std::string why;
+        if (auto e = s.build(p, &why)) {
+          plan.candidates.push_back({fmt::format("r{}", plan.candidates.size() + 1), std::string("fusion:") + s.name,
+                                     fmt::format(fmt::runtime(s.verb), kp.name, kc.name) +
+                                         (on_winners ? " (on the per-kernel winners)" : ""),
+                                     std::move(*e)});
+        } else {
+          plan.declined.push_back(fmt::format("{} ({} -> {} through {}{}): {}", s.name, kp.name, kc.name, b.name,
+                                              on_winners ? ", per-kernel winners" : "", why));
+        }
+      }
+  }
+  return plan;
+}
+
+}  // namespace kopt::agents::fusion

@@ -1,0 +1,150 @@
+#include "agents/coder/fusion/index_map.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace kopt::agents::fusion {
+
+namespace {
+
+Affine plus(Affine a, const Affine& b, int64_t sign) {
+  for (const auto& [n, v] : b.coef)
+    if ((a.coef[n] += sign * v) == 0) a.coef.erase(n);
+  a.c += sign * b.c;
+  return a;
+}
+
+Affine scaled(Affine a, int64_t f) {
+  if (f == 0) return {};
+  for (auto& [n, v] : a.coef) v *= f;
+  a.c *= f;
+  return a;
+}
+
+std::optional<int64_t> int_const(const py::Node* e) {
+  if (e && e->is("Constant") && e->const_kind == py::ConstKind::Int) return std::stoll(e->value);
+  return std::nullopt;
+}
+
+bool is_xindex(const py::Node* e) { return e && e->is("Name") && e->ident("id") == "xindex"; }
+
+}  // namespace
+
+std::optional<Affine> affine(const py::Node* e) {
+  if (!e) return std::nullopt;
+  if (auto v = int_const(e)) return Affine{{}, *v};
+  if (e->is("Name")) return Affine{{{std::string(e->ident("id")), 1}}, 0};
+  if (e->is("UnaryOp") && e->ident("op") == "USub") {
+    auto v = affine(e->child("operand"));
+    if (v) return scaled(*v, -1);
+    return std::nullopt;
+  }
+  if (!e->is("BinOp")) return std::nullopt;
+  auto l = affine(e->child("left")), r = affine(e->child("right"));
+  if (!l || !r) return std::nullopt;
+  std::string_view op = e->ident("op");
+  if (op == "Add") return plus(*l, *r, 1);
+  if (op == "Sub") return plus(*l, *r, -1);
+  if (op == "Mult" && l->coef.empty()) return scaled(*r, l->c);
+  if (op == "Mult" && r->coef.empty()) return scaled(*l, r->c);
+  return std::nullopt;
+}
+
+std::optional<Digit> digit(const std::string& name, const py::Node* v) {
+  if (!v || !v->is("BinOp")) return std::nullopt;
+  std::string_view op = v->ident("op");
+  auto k = int_const(v->child("right"));
+  if (!k || *k <= 0) return std::nullopt;
+  const py::Node* l = v->child("left");
+  if (op == "FloorDiv" && is_xindex(l)) return Digit{name, *k, 0};
+  if (op != "Mod") return std::nullopt;
+  if (is_xindex(l)) return Digit{name, 1, *k};
+  if (l && l->is("BinOp") && l->ident("op") == "FloorDiv" && is_xindex(l->child("left")))
+    if (auto b = int_const(l->child("right")); b && *b > 0) return Digit{name, *b, *k};
+  return std::nullopt;
+}
+
+bool complete(std::vector<Digit>& digits, int64_t xnumel, std::string* why) {
+  std::sort(digits.begin(), digits.end(), [](const Digit& a, const Digit& b) { return a.base < b.base; });
+  int64_t place = 1;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    Digit& d = digits[i];
+    if (d.base != place) {
+      *why = fmt::format("the x index's digits do not tile it: {} starts at place {}, expected {}", d.name, d.base,
+                         place);
+      return false;
+    }
+    if (d.radix == 0) {
+      if (i + 1 != digits.size() || xnumel % d.base != 0) {
+        *why = fmt::format("digit {} (xindex // {}) is not the outermost digit of xnumel {}", d.name, d.base, xnumel);
+        return false;
+      }
+      d.radix = xnumel / d.base;
+    }
+    place *= d.radix;
+  }
+  if (place != xnumel) {
+    *why = fmt::format("the x index's digits span {} elements, xnumel is {}", place, xnumel);
+    return false;
+  }
+  return true;
+}
+
+bool is_x_index(const Affine& a, const std::vector<Digit>& digits) {
+  if (a.c != 0 || a.coef.size() != digits.size()) return false;
+  for (const Digit& d : digits) {
+    auto it = a.coef.find(d.name);
+    if (it == a.coef.end() || it->second != d.base) return false;
+  }
+  return true;
+}
+
+std::optional<std::vector<std::string>> invert(const Affine& load, const std::vector<Digit>& digits, int64_t numel,
+                                               const std::string& addr, std::string* why) {
+  auto no = [&](std::string w) -> std::optional<std::vector<std::string>> { return *why = std::move(w), std::nullopt; };
+  for (const auto& [n, v] : load.coef)
+    if (std::none_of(digits.begin(), digits.end(), [&](const Digit& d) { return d.name == n; }))
+      return no(fmt::format("the load index uses {}, which is not a digit of the x index", n));
+  // Each digit's place in the load index, smallest first: they must be 1, r0, r0*r1, ... for the
+  // radices taken in that order, so the index is a mixed-radix number over a permutation of the digits.
+  std::vector<size_t> order(digits.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto place = [&](size_t i) {
+    auto it = load.coef.find(digits[i].name);
+    return it == load.coef.end() ? int64_t{0} : it->second;
+  };
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return std::llabs(place(a)) < std::llabs(place(b)); });
+  int64_t expected = 1, low = load.c;
+  for (size_t i : order) {
+    int64_t p = place(i);
+    if (p == 0 && digits[i].radix > 1)
+      return no(fmt::format("the load index does not use digit {}: elements repeat", digits[i].name));
+    if (digits[i].radix <= 1) continue;
+    if (std::llabs(p) != expected)
+      return no(fmt::format("digit {} has place {} in the load index, a bijection needs {}", digits[i].name, p,
+                            expected));
+    if (p < 0) low -= expected * (digits[i].radix - 1);  // a reversed axis: its largest value gives the lowest address
+    expected *= digits[i].radix;
+  }
+  if (expected != numel) return no(fmt::format("the load index spans {} elements of {}", expected, numel));
+  if (low != 0) return no(fmt::format("the load index is shifted by {} from [0, {})", low, numel));
+  std::vector<std::string> out(digits.size());
+  for (size_t i = 0; i < digits.size(); ++i) {
+    int64_t p = place(i);
+    const Digit& d = digits[i];
+    if (d.radix <= 1) {
+      out[i] = "0";
+      continue;
+    }
+    int64_t a = std::llabs(p);
+    std::string v = a == 1 ? addr : fmt::format("({} // {})", addr, a);
+    if (a * d.radix != numel) v = fmt::format("({} % {})", v, d.radix);
+    out[i] = p < 0 ? fmt::format("({} - {})", d.radix - 1, v) : v;
+  }
+  return out;
+}
+
+}  // namespace kopt::agents::fusion

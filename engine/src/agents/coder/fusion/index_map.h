@@ -1,0 +1,54 @@
+// Index expressions of pointwise kernels as integer affine maps, for fusing two kernels across the
+// buffer between them: the digits of a kernel's x index (Inductor's `x0 = xindex % 1024`,
+// `x1 = xindex // 1024`), an index expression as an affine map of named integers, and the inverse
+// of a load index that walks a whole buffer once (a flip, a transpose, any permutation of axes with
+// some of them reversed): the digits as expressions of an address.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "artifact/pyparse/ast.h"
+
+namespace kopt::agents::fusion {
+
+// c + sum coef[name] * name.
+struct Affine {
+  std::map<std::string, int64_t> coef;
+  int64_t c = 0;
+};
+
+// The affine map an integer expression computes from names, integer constants, +, -, * by a
+// constant, unary minus and parentheses; nothing for anything else (a division, a call, a float).
+std::optional<Affine> affine(const py::Node* e);
+
+// One digit of the x index: name = xindex // base % radix, or name = xindex // base for the
+// outermost (radix 0 as written; what xnumel leaves it once the kernel is read whole).
+struct Digit {
+  std::string name;
+  int64_t base = 1, radix = 0;
+};
+
+// The digit an assignment's value defines, when it is `xindex % R`, `xindex // B` or
+// `(xindex // B) % R` (radix 0 when not given).
+std::optional<Digit> digit(const std::string& name, const py::Node* value);
+
+// Fills each digit's missing radix from xnumel and checks that the digits tile [0, xnumel) exactly:
+// bases 1, r0, r0*r1, ... with the radices multiplying to xnumel. Sorted by base on return.
+bool complete(std::vector<Digit>& digits, int64_t xnumel, std::string* why);
+
+// Whether `a` is the x index itself written through its digits: sum base_k * digit_k, no constant.
+bool is_x_index(const Affine& a, const std::vector<Digit>& digits);
+
+// For a load index `load` (affine in `digits`, which tile [0, numel)) that reads every element of
+// [0, numel) once — each digit's coefficient is a mixed-radix place value, some negated (a
+// reversed axis) with the constant bringing it back into range — the expression of each digit
+// (in `digits`' order) as a function of the address named `addr`. Nothing, with the reason, when
+// the map is not such a bijection.
+std::optional<std::vector<std::string>> invert(const Affine& load, const std::vector<Digit>& digits, int64_t numel,
+                                               const std::string& addr, std::string* why);
+
+}  // namespace kopt::agents::fusion

@@ -1,0 +1,43 @@
+// A straight-line pointwise kernel read for fusion: its x index's digits, its loads and its one
+// store, each through `ptr + (index)`, and the elementwise statements between them — what a
+// fusion strategy moves into the other kernel of the pair.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "agents/coder/fusion/index_map.h"
+#include "agents/coder/fusion/pair.h"
+
+namespace kopt::agents::fusion {
+
+struct Pointwise {
+  ir::KernelSource ks;  // the parse the nodes below point into
+  int64_t xnumel = 0;
+  std::vector<Digit> digits;        // tiling [0, xnumel), sorted by base
+  std::set<std::string> whole;      // names bound to xindex itself (`x2 = xindex`)
+  std::vector<const py::Node*> index_stmts;  // the digits' and whole names' definitions, in order
+  struct Load {
+    const py::Node* stmt;
+    std::string target;
+    Access at;
+  };
+  std::vector<Load> loads;
+  const py::Node* store_stmt = nullptr;
+  Access store;
+  std::vector<const py::Node*> body;  // every other computing statement, in order (elementwise)
+  std::set<std::string> locals;       // names the kernel assigns (digits, loads, body)
+};
+
+// `k` read as such, or nothing with what did not fit: a loop or branch, a second grid axis, a
+// statement that is not elementwise, a masked access beyond xmask, more than one store, digits that
+// do not tile the x index.
+// `source` is k's own or a candidate of k (the per-kernel search's winner).
+std::optional<Pointwise> read_pointwise(const ir::Kernel& k, const std::string& source, std::string* why);
+
+// The index `a` of an access as an affine map of the digits (`whole` names expanded into them).
+std::optional<Affine> digit_affine(const Pointwise& p, const py::Node* index);
+
+}  // namespace kopt::agents::fusion

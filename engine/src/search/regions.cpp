@@ -1,0 +1,196 @@
+#include "search/regions.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "results/key.h"
+#include "results/record.h"
+#include "stitch/stitch.h"
+#include "util/error.h"
+#include "verify/cascade.h"
+
+namespace kopt::search {
+
+using nlohmann::json;
+
+namespace {
+
+verify::RegionFacts facts_of(const profile::Region& r) {
+  verify::RegionFacts f{r.launches, {}, {}, {}};
+  for (const auto& b : r.inputs) f.inputs.push_back(b.name);
+  for (const auto& b : r.outputs) f.outputs.push_back(b.name);
+  for (const auto& b : r.internal) f.internal.push_back(b.name);
+  return f;
+}
+
+// What a kernel's per-kernel winner saves per model run (ms; 0 when not measured).
+double saving(const KernelOutcome& k) {
+  if (!k.chosen || !k.profile.time_ms || !k.speedup || *k.speedup <= 0) return 0;
+  return *k.profile.time_ms * std::max(1.0, k.profile.calls_per_run) * (1 - 1 / *k.speedup);
+}
+
+// The per-kernel outcomes whose every launch is in the region: a fused region replaces those.
+std::vector<size_t> replaced_kernels(const ir::Artifact& a, const ir::Function& f, const RegionOutcome& r,
+                                     const std::vector<KernelOutcome>& outcomes) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const KernelOutcome& k = outcomes[i];
+    if (k.profile.graph != r.graph || !k.profile.kernel) continue;
+    size_t in_region = 0;
+    for (size_t l : r.facts.launches) in_region += &a.kernels[f.launches[l].kernel] == k.profile.kernel;
+    if (in_region > 0 && in_region == k.profile.kernel->launch_count) out.push_back(i);
+  }
+  return out;
+}
+
+// The region cascade of `module`, or its cached result.
+RegionTried verified(worker::Supervisor& sup, const ir::Bundle& bundle, size_t graph, const RegionOutcome& r,
+                     const agents::fusion::RegionCandidate& c, const std::string& module,
+                     const std::vector<KernelOutcome>& outcomes, const SearchOptions& o, Cache& cache) {
+  std::vector<json> launches;
+  for (const KernelOutcome& k : outcomes) {
+    if (k.profile.graph != graph || !k.profile.kernel) continue;
+    if (std::count(r.plan.kernels.begin(), r.plan.kernels.end(), k.profile.kernel->name))
+      launches.insert(launches.end(), k.profile.launches.begin(), k.profile.launches.end());
+  }
+  std::string key = results::cache_key(o.cache_prefix, bundle.graphs[graph]->module->source(), launches,
+                                       verify::source_hash(module));
+  std::optional<json> hit;
+  {
+    std::lock_guard lock(cache.mu);
+    hit = cache.db.latest_record("region_cascade", key);
+  }
+  RegionTried t{c, {}, hit.has_value()};
+  if (hit) {
+    t.result.cascade = results::cascade_from_json(hit->at("cascade"));
+    if ((*hit)["speedup"].is_number()) t.result.speedup = (*hit)["speedup"].get<double>();
+    if ((*hit)["saved_ms"].is_number()) t.result.saved_ms = (*hit)["saved_ms"].get<double>();
+    if (t.result.cascade.accepted) t.result.edit = c.edit;
+    return t;
+  }
+  t.result = verify::run_region_cascade(sup, bundle, graph, r.facts, module, o.cascade);
+  json stored = {{"cascade", results::cascade_json(t.result.cascade)},
+                 {"speedup", t.result.speedup ? json(*t.result.speedup) : json(nullptr)},
+                 {"saved_ms", t.result.saved_ms ? json(*t.result.saved_ms) : json(nullptr)}};
+  std::lock_guard lock(cache.mu);
+  cache.db.add_record("region_cascade", key, stored);
+  return t;
+}
+
+}  // namespace
+
+std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bundle& bundle,
+                                          std::vector<KernelOutcome>& outcomes, const SearchOptions& o, Cache& cache,
+                                          const Progress& progress) {
+  std::vector<RegionOutcome> out;
+  const json graphs = bundle.meta.value("graphs", json::array());
+  for (size_t g = 0; g < bundle.graphs.size(); ++g) {
+    const ir::Artifact& a = *bundle.graphs[g];
+    const ir::Function* f = a.entry_function();
+    if (!f) continue;
+    json args = g < graphs.size() && graphs[g].is_object() ? graphs[g].value("args", json()) : json();
+    auto rs = profile::regions(a, *f, args);
+    for (size_t i = 0; i < rs.size(); ++i) {
+      if (rs[i].launches.size() < 2) continue;
+      std::map<std::string, std::string> winners;
+      for (const KernelOutcome& k : outcomes)
+        if (k.profile.graph == g && k.profile.kernel && k.chosen)
+          winners[k.profile.kernel->name] = k.candidates[*k.chosen].candidate.source;
+      RegionOutcome r{g, i, facts_of(rs[i]), agents::fusion::plan_region(a, *f, rs[i], winners), {}, {}, {}, {}};
+      if (r.plan.candidates.empty()) r.note = "no fusion candidate (see declined)";
+      for (const agents::fusion::RegionCandidate& c : r.plan.candidates) {
+        if (std::chrono::steady_clock::now() >= o.deadline) {
+          r.note = "the search budget was spent before this region's candidates ran";
+          break;
+        }
+        std::string module;
+        try {
+          module = stitch::stitch(a, {}, {}, {c.edit});
+        } catch (const UserError& e) {  // the host code does not allow the edit (a view of the buffer, ...)
+          r.plan.declined.push_back(fmt::format("{} ({}): {}", c.origin, c.id, e.what()));
+          continue;
+        }
+        r.tried.push_back(verified(sup, bundle, g, r, c, module, outcomes, o, cache));
+        const RegionTried& t = r.tried.back();
+        std::string verdict =
+            t.result.cascade.accepted ? "accepted" : "rejected at " + t.result.cascade.gates.back().gate;
+        progress(fmt::format("region {}: {} [{}] {}{}", i, c.id, c.description, verdict, t.cached ? " (cached)" : ""));
+        if (r.tried.back().result.cascade.accepted) break;
+      }
+      if (!r.tried.empty() && r.tried.back().result.cascade.accepted) {
+        const verify::RegionCascadeResult& res = r.tried.back().result;
+        std::vector<size_t> kernels = replaced_kernels(a, *f, r, outcomes);
+        double per_kernel = 0;
+        for (size_t k : kernels) per_kernel += saving(outcomes[k]);
+        bool take = true;
+        if (res.cascade.performance_measured && res.saved_ms) {
+          take = *res.saved_ms > per_kernel;
+          r.note = fmt::format("the fused region saves {:.4f} ms per run, its kernels' own winners {:.4f} ms: {}",
+                               *res.saved_ms, per_kernel, take ? "chosen" : "kept the per-kernel results");
+        } else {
+          r.note = fmt::format("not timed (CPU mode): chosen for its floor, its internal buffers ({}) no longer "
+                               "written and read back",
+                               fmt::join(r.facts.internal, ", "));
+        }
+        if (take) {
+          r.chosen = r.tried.size() - 1;
+          for (size_t k : kernels) {
+            KernelOutcome& ko = outcomes[k];
+            r.replaced.push_back({k, ko.chosen, ko.speedup});
+            ko.chosen.reset(), ko.speedup.reset();
+            ko.note = fmt::format("its launches are fused into region {} of graph {} ({})", i, g,
+                                  r.tried.back().candidate.description);
+          }
+        }
+      } else if (!r.tried.empty() && r.note.empty()) {
+        r.note = "no fusion candidate passed the gates";
+      }
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+void drop_region(RegionOutcome& r, std::vector<KernelOutcome>& outcomes, const std::string& why) {
+  for (const RegionOutcome::Saved& s : r.replaced) {
+    KernelOutcome& k = outcomes[s.outcome];
+    k.chosen = s.chosen, k.speedup = s.speedup, k.note.clear();
+  }
+  r.replaced.clear();
+  r.chosen.reset();
+  r.note = why;
+}
+
+std::vector<stitch::RegionEdit> chosen_edits(const std::vector<RegionOutcome>& rs, size_t graph) {
+  std::vector<stitch::RegionEdit> out;
+  for (const RegionOutcome& r : rs)
+    if (r.graph == graph && r.chosen) out.push_back(r.tried[*r.chosen].candidate.edit);
+  return out;
+}
+
+json region_json(const RegionOutcome& r) {
+  json cands = json::array();
+  for (const RegionTried& t : r.tried) {
+    json gates = results::cascade_json(t.result.cascade).value("gates", json::array());
+    cands.push_back({{"id", t.candidate.id},
+                     {"origin", t.candidate.origin},
+                     {"description", t.candidate.description},
+                     {"kernel", t.candidate.edit.kernel},
+                     {"launches", t.candidate.edit.launches},
+                     {"internal", t.candidate.edit.internal},
+                     {"accepted", t.result.cascade.accepted},
+                     {"cached", t.cached},
+                     {"speedup", t.result.speedup ? json(*t.result.speedup) : json(nullptr)},
+                     {"gates", gates}});
+  }
+  return {{"tried", !r.tried.empty()},
+          {"declined", r.plan.declined},
+          {"candidates", cands},
+          {"chosen", r.chosen ? json(r.tried[*r.chosen].candidate.id) : json(nullptr)},
+          {"note", r.note}};
+}
+
+}  // namespace kopt::search

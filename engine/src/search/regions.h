@@ -1,0 +1,61 @@
+// The region search: beside the per-kernel search, every region of call() (profile/regions.h)
+// with an internal buffer gets the built-in coder's fusion candidates (agents/coder/fusion/), each
+// through the region cascade (verify/region_cascade.h) until one is accepted. An accepted region
+// replaces the per-kernel winners of its kernels only when it saves more: on a GPU, its G4 model
+// time saved against the sum of what those winners save; in CPU mode (nothing timed) for its floor,
+// since a fused region moves its internal buffers zero times instead of twice. Any later failure
+// (the end-to-end gate) gives the kernels their per-kernel results back (drop_region).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/coder/fusion/fusion.h"
+#include "search/search.h"
+#include "verify/region_cascade.h"
+
+namespace kopt::search {
+
+struct RegionTried {
+  agents::fusion::RegionCandidate candidate;
+  verify::RegionCascadeResult result;
+  bool cached = false;  // the result came from the results database
+};
+
+struct RegionOutcome {
+  size_t graph = 0, index = 0;  // the region: its graph, its place among the graph's regions
+  verify::RegionFacts facts;
+  agents::fusion::RegionPlan plan;
+  std::vector<RegionTried> tried;
+  std::optional<size_t> chosen;  // into tried: the region's fused kernel is in the result
+  std::string note;              // why chosen or not, or why nothing was tried
+  // The per-kernel winners the chosen region replaced, to give back (outcome index, chosen, speedup).
+  struct Saved {
+    size_t outcome;
+    std::optional<size_t> chosen;
+    std::optional<double> speedup;
+  };
+  std::vector<Saved> replaced;
+};
+
+// Every region of every graph with at least two launches, fusion tried where the coder has a
+// candidate; `outcomes` (the per-kernel search's) lose the winners a chosen region replaces.
+// Region cascades are cached in the results database (kind "region_cascade") under the module, the
+// region's kernels' launch records and the candidate module's hash, with `o.cache_prefix`.
+std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bundle& bundle,
+                                          std::vector<KernelOutcome>& outcomes, const SearchOptions& o, Cache& cache,
+                                          const Progress& progress);
+
+// Takes the region out of the result: its kernels get their per-kernel winners back; `why` is the note.
+void drop_region(RegionOutcome& r, std::vector<KernelOutcome>& outcomes, const std::string& why);
+
+// The region edits of the chosen regions of graph `graph`, for the stitcher.
+std::vector<stitch::RegionEdit> chosen_edits(const std::vector<RegionOutcome>& rs, size_t graph);
+
+// report.json's `fusion` of a region (docs/report.md).
+nlohmann::json region_json(const RegionOutcome& r);
+
+}  // namespace kopt::search

@@ -1,0 +1,41 @@
+// G1 for a region candidate: a whole module text in which one fused kernel replaces several
+// launches of a region (stitch/region.h). The candidate's host code must be exactly the original's
+// with the allowed edits — the region's launches replaced by one launch of the one kernel the
+// candidate adds, the allocations and `del`s of the region's internal buffers removed, allocations
+// of what the fused launch passes moved up to it — and nothing else: the check rebuilds the module
+// from those edits and compares it with the candidate byte for byte. The fused launch may pass only
+// the region's own buffers, and must write every region output the removed launches wrote, and no
+// input; the fused kernel's source passes G1's static checks (static/).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "artifact/ir.h"
+#include "stitch/region.h"
+#include "verify/static/g1.h"
+
+namespace kopt::verify {
+
+// What the engine's own analysis (profile/regions.h) says of the region: never taken from the
+// candidate.
+struct RegionFacts {
+  std::vector<size_t> launches;  // indices into the entry function's launches, in call order
+  std::vector<std::string> inputs, outputs, internal;
+};
+
+struct RegionG1 {
+  G1Result g1;
+  std::optional<stitch::RegionEdit> edit;  // the candidate as an edit of the original (when it is one)
+};
+
+// Never throws for a bad candidate: each problem is a failed finding (`parses`, `host_code_edit`,
+// `fused_launch`, then the fused kernel's static checks).
+RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, const std::string& candidate_module);
+
+// The storage a launch argument names: through inline `reinterpret_tensor(buf, ...)`, named views
+// and aliases of `f` down to its base name.
+std::string storage_of(const ir::Function& f, std::string text);
+
+}  // namespace kopt::verify

@@ -1,0 +1,209 @@
+// Region fusion in the built-in coder (agents/coder/fusion/): the index map's inversion of a load
+// that walks a buffer once, and the epilogue strategy with its host-code edit (stitch/region.h) on
+// the captured reverse_cumsum bundle (a flipped scan, then a flip).
+#include <gtest/gtest.h>
+
+#include "agents/coder/fusion/fusion.h"
+#include "agents/coder/fusion/index_map.h"
+#include "artifact/pyparse/ast.h"
+#include "stitch/stitch.h"
+#include "test_util.h"
+
+using namespace kopt;
+using namespace kopt::agents::fusion;
+using kopt::testing::corpus;
+
+namespace {
+
+Affine parsed(const std::string& expr) {
+  auto m = py::parse(expr + "\n", "<test>");
+  auto a = affine(m->root()->list("body").front()->child("value"));
+  EXPECT_TRUE(a.has_value()) << expr;
+  return a.value_or(Affine{});
+}
+
+std::vector<Digit> flip_digits() { return {{"x0", 1, 1024}, {"x1", 1024, 64}}; }
+
+}  // namespace
+
+TEST(FusionIndex, AffineReadsInductorsIndexExpressions) {
+  Affine a = parsed("1023 + ((-1)*x0) + 1024*x1");
+  EXPECT_EQ(a.c, 1023);
+  EXPECT_EQ(a.coef.at("x0"), -1);
+  EXPECT_EQ(a.coef.at("x1"), 1024);
+  auto m = py::parse("x0 // 2\n", "<test>");
+  EXPECT_FALSE(affine(m->root()->list("body").front()->child("value")).has_value());
+}
+
+TEST(FusionIndex, AFlipInvertsToTheReversedDigit) {
+  std::string why;
+  auto inv = invert(parsed("1023 + ((-1)*x0) + 1024*x1"), flip_digits(), 65536, "a", &why);
+  ASSERT_TRUE(inv) << why;
+  EXPECT_EQ((*inv)[0], "(1023 - (a % 1024))");
+  EXPECT_EQ((*inv)[1], "(a // 1024)");
+}
+
+TEST(FusionIndex, ATransposeInvertsToSwappedPlaces) {
+  std::string why;
+  auto inv = invert(parsed("x1 + 64*x0"), flip_digits(), 65536, "a", &why);
+  ASSERT_TRUE(inv) << why;
+  EXPECT_EQ((*inv)[0], "(a // 64)");
+  EXPECT_EQ((*inv)[1], "(a % 64)");
+}
+
+TEST(FusionIndex, MapsThatAreNotBijectionsAreDeclinedWithTheReason) {
+  std::string why;
+  EXPECT_FALSE(invert(parsed("1024*x1"), flip_digits(), 65536, "a", &why));  // a broadcast: elements repeat
+  EXPECT_NE(why.find("does not use digit x0"), std::string::npos) << why;
+  EXPECT_FALSE(invert(parsed("1022 - x0 + 1024*x1"), flip_digits(), 65536, "a", &why));  // shifted out of range
+  EXPECT_NE(why.find("shifted"), std::string::npos) << why;
+  EXPECT_FALSE(invert(parsed("2*x0 + 1024*x1"), flip_digits(), 65536, "a", &why));  // strided: gaps
+  EXPECT_NE(why.find("place"), std::string::npos) << why;
+  std::vector<Digit> ds = {{"x0", 1, 0}};
+  EXPECT_TRUE(complete(ds, 100, &why));
+  EXPECT_EQ(ds[0].radix, 100);
+  std::vector<Digit> gap = {{"x0", 1, 10}, {"x1", 20, 0}};
+  EXPECT_FALSE(complete(gap, 200, &why));
+}
+
+TEST(FusionEpilogue, TheFlipFoldsIntoTheScansStore) {
+  auto b = corpus("reverse_cumsum");
+  const ir::Artifact& a = *b->graphs.at(0);
+  const ir::Function& f = *a.entry_function();
+  auto rs = profile::regions(a, f, b->meta["graphs"][0]["args"]);
+  ASSERT_EQ(rs.size(), 1u);
+  RegionPlan plan = plan_region(a, f, rs[0]);
+  ASSERT_EQ(plan.candidates.size(), 1u) << (plan.declined.empty() ? "" : plan.declined[0]);
+  const stitch::RegionEdit& e = plan.candidates[0].edit;
+  EXPECT_EQ(e.kernel, "triton_per_fused_cumsum_flip_0_poi_fused_flip_1");
+  EXPECT_EQ(e.args, "arg0_1, buf1, 64, 1024");
+  EXPECT_NE(e.source.find("fuse_x0 = (1023 - (fuse_a % 1024))"), std::string::npos) << e.source;
+  EXPECT_NE(e.source.find("tl.store(out_ptr0 + (1 * fuse_x0 + 1024 * fuse_x1), fuse_tmp0, xmask)"),
+            std::string::npos)
+      << e.source;
+
+  // The module: the scan's launch replaced by the fused one (buf1 allocated before it), the flip's
+  // launch, buf0's allocation and its del gone; nothing else changed.
+  std::string m = stitch::stitch(a, {}, {}, {e});
+  const std::string& orig = a.module->source();
+  EXPECT_EQ(m.find("buf0"), std::string::npos);
+  EXPECT_EQ(m.find("triton_poi_fused_flip_1.run("), std::string::npos);
+  size_t alloc = m.find("buf1 = empty_strided_cuda");
+  size_t launch = m.find("triton_per_fused_cumsum_flip_0_poi_fused_flip_1.run(arg0_1, buf1, 64, 1024, stream=stream0)");
+  ASSERT_NE(alloc, std::string::npos);
+  ASSERT_NE(launch, std::string::npos);
+  EXPECT_LT(alloc, launch);
+  // Everything up to the first fused kernel's declaration is the module's own text.
+  const ir::Kernel* scan = a.find_kernel("triton_per_fused_cumsum_flip_0");
+  EXPECT_EQ(m.substr(0, scan->decl.end.offset), orig.substr(0, scan->decl.end.offset));
+  // The candidate module parses, with the fused kernel and one launch of it.
+  auto c = ir::build(m, "candidate");
+  ASSERT_NE(c->find_kernel(e.kernel), nullptr);
+  EXPECT_EQ(c->entry_function()->launches.size(), 1u);
+}
+
+namespace {
+
+std::unique_ptr<ir::Bundle> prologue_bundle() {
+  return ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/tests/python/data/transpose_scale_sum_inductor_form");
+}
+
+RegionPlan plan_of(const ir::Artifact& a, const nlohmann::json& args) {
+  const ir::Function& f = *a.entry_function();
+  auto rs = profile::regions(a, f, args);
+  EXPECT_EQ(rs.size(), 1u);
+  return plan_region(a, f, rs.at(0));
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += x + "\n";
+  return s;
+}
+
+}  // namespace
+
+TEST(FusionPrologue, TheScaledTransposeIsInlinedIntoTheSumsLoad) {
+  auto b = prologue_bundle();
+  const ir::Artifact& a = *b->graphs.at(0);
+  RegionPlan plan = plan_of(a, b->meta["graphs"][0]["args"]);
+  ASSERT_EQ(plan.candidates.size(), 1u) << joined(plan.declined);
+  const RegionCandidate& c = plan.candidates[0];
+  EXPECT_EQ(c.origin, "fusion:prologue");
+  EXPECT_EQ(c.edit.args, "arg0_1, buf1, 64, 1024");  // the sum's buffer parameter now takes the producer's input
+  const std::string& s = c.edit.source;
+  for (const char* line : {"fuse_xindex = r0_1 + 1024*x0", "fuse_x0 = (fuse_xindex % 1024)",
+                           "fuse_tmp0 = tl.load(in_ptr0 + (fuse_x1 + 64*fuse_x0), xmask, other=0)",
+                           "fuse_tmp3 = fuse_tmp1 * fuse_tmp2",
+                           "tmp0 = tl.where(xmask, (fuse_tmp3).to(tl.float32), 0.0)",
+                           "'in_ptr0': '*bf16', 'out_ptr0': '*fp32'"})
+    EXPECT_NE(s.find(line), std::string::npos) << line << "\n" << s;
+  // The epilogue declines the same pair, saying why.
+  ASSERT_EQ(plan.declined.size(), 1u);
+  EXPECT_NE(plan.declined[0].find("epilogue"), std::string::npos);
+  EXPECT_NE(plan.declined[0].find("not pointwise"), std::string::npos) << plan.declined[0];
+}
+
+TEST(FusionPrologue, DeclinesWithTheReason) {
+  auto b = prologue_bundle();
+  const std::string& src = b->graphs.at(0)->module->source();
+  auto declined = [&](const std::string& from, const std::string& to) {
+    std::string m = src;
+    size_t at = m.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    m.replace(at, from.size(), to);
+    auto a = ir::build(m, "variant");
+    RegionPlan plan = plan_of(*a, b->meta["graphs"][0]["args"]);
+    EXPECT_TRUE(plan.candidates.empty());
+    return joined(plan.declined);
+  };
+  // A producer load masked by something else than xmask: its mask differs from the consumer's.
+  EXPECT_NE(declined("tl.load(in_ptr0 + (x1 + 64*x0), None)", "tl.load(in_ptr0 + (x1 + 64*x0), x0 < 512)")
+                .find("the load of in_ptr0 has its own mask"),
+            std::string::npos);
+  // A producer that does not write the buffer in its own order: not a plain producer of the index the consumer reads.
+  EXPECT_NE(declined("tl.store(out_ptr0 + (x2), tmp3, None)", "tl.store(out_ptr0 + (65535 - x2), tmp3, None)")
+                .find("does not store at its own x index"),
+            std::string::npos);
+  // The consumer reading the buffer twice.
+  EXPECT_NE(declined("    tmp1 = tl.broadcast_to(tmp0, [XBLOCK, R0_BLOCK])",
+                     "    tmp9 = tl.load(in_ptr0 + (r0_1), xmask)\n"
+                     "    tmp1 = tl.broadcast_to(tmp0 + tmp9, [XBLOCK, R0_BLOCK])")
+                .find("uses in_ptr0 other than in one load"),
+            std::string::npos);
+  // An input not known to be aligned where the consumer's buffer was declared so.
+  EXPECT_NE(declined("{(0,): [['tt.divisibility', 16]], (1,): [['tt.divisibility', 16]], (2,): [['tt.divisibility', "
+                     "16]]}]",
+                     "{(1,): [['tt.divisibility', 16]], (2,): [['tt.divisibility', 16]]}]")
+                .find("declared 16-byte aligned"),
+            std::string::npos);
+  // The buffer read by a third launch (several consumers): no fusion at all.
+  EXPECT_NE(declined("            del buf0\n",
+                     "            triton_per_fused_sum_1.run(buf0, buf1, 64, 1024, stream=stream0)\n"
+                     "            del buf0\n")
+                .find("passed to 3 launches"),
+            std::string::npos);
+}
+
+TEST(FusionEpilogue, APerKernelWinnerIsFusedFirstEveryStoreFolded) {
+  // A winner for the scan that stores its first chunk and the rest separately (as the scan template
+  // does): both stores fold; the kernel's own source comes second.
+  auto b = corpus("reverse_cumsum");
+  const ir::Artifact& a = *b->graphs.at(0);
+  const ir::Function& f = *a.entry_function();
+  const ir::Kernel& scan = *a.find_kernel("triton_per_fused_cumsum_flip_0");
+  std::string store = "    tl.store(out_ptr0 + (r0_1 + 1024*x0), tmp3, xmask)";
+  std::string winner = scan.source;
+  size_t at = winner.find(store);
+  ASSERT_NE(at, std::string::npos);
+  winner.replace(at, store.size(), store + "\n    tl.store(out_ptr0 + (r0_1 + 1024*x0), tmp3, xmask & (r0_1 < 8))");
+  auto rs = profile::regions(a, f, b->meta["graphs"][0]["args"]);
+  RegionPlan plan = plan_region(a, f, rs.at(0), {{scan.name, winner}});
+  ASSERT_EQ(plan.candidates.size(), 2u);
+  EXPECT_NE(plan.candidates[0].description.find("(on the per-kernel winners)"), std::string::npos);
+  const std::string& s = plan.candidates[0].edit.source;
+  EXPECT_NE(s.find("tl.store(out_ptr0 + (1 * fuse_x0 + 1024 * fuse_x1), fuse_tmp0, xmask & (r0_1 < 8))"),
+            std::string::npos) << s;
+  EXPECT_EQ(s.find("tl.store(out_ptr0 + (r0_1"), std::string::npos) << s;  // no store left into the buffer
+  EXPECT_EQ(plan.candidates[1].edit.source.find("r0_1 < 8"), std::string::npos);
+}

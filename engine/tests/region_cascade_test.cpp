@@ -1,0 +1,139 @@
+// The region cascade (verify/region_cascade.h): G1's strict check of a candidate module's host code
+// (verify/region_host.h) on the honest fused reverse_cumsum and on the hostile region candidates of
+// tests/error/regions/ (no worker), then the whole cascade with the CPU worker: the honest fusion
+// passes G1-G3, a fused kernel that writes half the output fails G2.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "agents/coder/fusion/fusion.h"
+#include "artifact/bundle.h"
+#include "results/record.h"
+#include "stitch/stitch.h"
+#include "verify/region_cascade.h"
+#include "test_util.h"
+
+using namespace kopt;
+namespace fs = std::filesystem;
+
+namespace {
+
+verify::RegionFacts facts_of(const ir::Bundle& b, size_t region) {
+  const ir::Artifact& a = *b.graphs.at(0);
+  auto rs = profile::regions(a, *a.entry_function(), b.meta["graphs"][0]["args"]);
+  const profile::Region& r = rs.at(region);
+  verify::RegionFacts f{r.launches, {}, {}, {}};
+  for (const auto& x : r.inputs) f.inputs.push_back(x.name);
+  for (const auto& x : r.outputs) f.outputs.push_back(x.name);
+  for (const auto& x : r.internal) f.internal.push_back(x.name);
+  return f;
+}
+
+std::unique_ptr<ir::Bundle> bundle(const std::string& name) {
+  return ir::load_bundle((fs::path(KOPT_SOURCE_DIR) / "corpus" / name).string());
+}
+
+// The built-in coder's fused module for reverse_cumsum's one region.
+std::string honest_module(const ir::Bundle& b) {
+  const ir::Artifact& a = *b.graphs.at(0);
+  auto rs = profile::regions(a, *a.entry_function(), b.meta["graphs"][0]["args"]);
+  auto plan = agents::fusion::plan_region(a, *a.entry_function(), rs.at(0));
+  EXPECT_EQ(plan.candidates.size(), 1u);
+  return stitch::stitch(a, {}, {}, {plan.candidates.at(0).edit});
+}
+
+struct Hostile {
+  std::string gate, check, bundle, file;
+  size_t region = 0;
+  std::string module;  // the file without its two header lines
+};
+
+std::vector<Hostile> hostile_files() {
+  const std::regex header(R"(^# expect: (G\d) (\w+); bundle: ([\w.\-]+); region: (\d+))");
+  std::vector<Hostile> out;
+  for (const auto& e : fs::directory_iterator(fs::path(KOPT_SOURCE_DIR) / "tests" / "error" / "regions")) {
+    if (e.path().extension() != ".py") continue;
+    std::stringstream ss;
+    ss << std::ifstream(e.path()).rdbuf();
+    std::string src = ss.str();
+    std::smatch m;
+    std::string first = src.substr(0, src.find('\n'));
+    EXPECT_TRUE(std::regex_search(first, m, header)) << e.path() << ": bad header " << first;
+    size_t body = src.find('\n', src.find('\n') + 1) + 1;
+    out.push_back({m[1], m[2], m[3], e.path().filename().string(), std::stoul(m[4].str()), src.substr(body)});
+  }
+  return out;
+}
+
+std::string failing(const verify::RegionG1& r) {
+  for (const auto& f : r.g1.findings)
+    if (!f.passed) return f.check + ": " + f.message;
+  return "";
+}
+
+worker::SupervisorOptions cpu_worker() {
+  worker::SupervisorOptions o;
+  o.argv = {"python3", "-m", "kernelopt.worker"};
+  o.env["PYTHONPATH"] = std::string(KOPT_SOURCE_DIR) + "/python";
+  o.slots = {"cpu"};
+  return o;
+}
+
+}  // namespace
+
+TEST(RegionG1, TheBuiltinFusionPassesEveryStaticCheck) {
+  auto b = bundle("reverse_cumsum");
+  verify::RegionG1 r = verify::check_region(*b->graphs[0], facts_of(*b, 0), honest_module(*b));
+  EXPECT_TRUE(r.g1.passed) << failing(r);
+  ASSERT_TRUE(r.edit);
+  EXPECT_EQ(r.edit->launches, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(r.edit->internal, std::vector<std::string>{"buf0"});
+}
+
+TEST(RegionG1, EveryHostileRegionCandidateIsRejectedByItsCheck) {
+  size_t g1 = 0;
+  for (const Hostile& h : hostile_files()) {
+    SCOPED_TRACE(h.file);
+    auto b = bundle(h.bundle);
+    verify::RegionG1 r = verify::check_region(*b->graphs[0], facts_of(*b, h.region), h.module);
+    if (h.gate != "G1") {  // rejected later: every static check passes
+      EXPECT_TRUE(r.g1.passed) << failing(r);
+      continue;
+    }
+    ++g1;
+    EXPECT_FALSE(r.g1.passed);
+    EXPECT_EQ(failing(r).substr(0, h.check.size() + 1), h.check + ":") << failing(r);
+  }
+  EXPECT_GE(g1, 3u);
+}
+
+TEST(RegionCascadeWorker, TheFusedFlipPassesG1ToG3AndHalfAnOutputFailsG2) {
+  auto b = bundle("reverse_cumsum");
+  worker::Supervisor sup(cpu_worker());
+  verify::CascadeOptions o;
+  o.timeout = std::chrono::seconds(300);
+  o.seeds = 2;
+  verify::RegionCascadeResult ok = verify::run_region_cascade(sup, *b, 0, facts_of(*b, 0), honest_module(*b), o);
+  ASSERT_TRUE(ok.cascade.accepted) << results::cascade_json(ok.cascade).dump(2);
+  ASSERT_EQ(ok.cascade.gates.size(), 4u);
+  for (size_t g = 0; g < 3; ++g) EXPECT_EQ(ok.cascade.gates[g].status, verify::GateStatus::passed);
+  EXPECT_EQ(ok.cascade.gates[3].status, verify::GateStatus::not_measured);
+  EXPECT_EQ(ok.cascade.gates[1].evidence["outputs"], nlohmann::json::array({"buf1"}));
+  ASSERT_EQ(ok.cascade.gates[1].evidence["runs"].size(), 3u);  // recorded (twice: determinism), two seeds
+  for (const auto& run : ok.cascade.gates[1].evidence["runs"]) EXPECT_TRUE(run["match"].get<bool>()) << run.dump();
+  EXPECT_TRUE(ok.cascade.gates[1].evidence["runs"][0]["deterministic"].get<bool>());
+
+  for (const Hostile& h : hostile_files()) {
+    if (h.gate != "G2") continue;
+    SCOPED_TRACE(h.file);
+    verify::RegionCascadeResult bad = verify::run_region_cascade(sup, *b, 0, facts_of(*b, h.region), h.module, o);
+    EXPECT_FALSE(bad.cascade.accepted);
+    ASSERT_EQ(bad.cascade.gates.size(), 2u) << results::cascade_json(bad.cascade).dump(2);
+    EXPECT_EQ(bad.cascade.gates[1].status, verify::GateStatus::failed);
+    EXPECT_EQ(bad.cascade.gates[1].evidence["mismatched_outputs"][0]["name"], "buf1")
+        << bad.cascade.gates[1].evidence.dump(2);
+  }
+}
