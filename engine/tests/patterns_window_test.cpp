@@ -44,6 +44,9 @@ const Pool kPools[] = {
     {"max_pool2d", {4, 16, 32, 32}, {4, 16, 16, 16}, 9, true},
     {"avg_pool2d", {4, 16, 32, 32}, {4, 16, 32, 32}, 9, true},
     {"max_pool2d_large", {32, 64, 224, 224}, {32, 64, 112, 112}, 9, true},
+    // Big windows Inductor wrote as a persistent reduction over their elements (window_unroll.h).
+    {"max_pool2d_k5_s13", {2, 3, 23, 41}, {2, 3, 19, 13}, 25, true},
+    {"max_pool3d_k3_s2", {2, 3, 9, 13, 11}, {2, 3, 5, 7, 6}, 27, true},
 };
 
 int64_t numel(const std::vector<int64_t>& s) {
@@ -56,7 +59,9 @@ TEST(WindowPattern, ProposesForEveryPoolOfTheCorpusAndEachInstancePassesG1) {
   for (const Pool& pool : kPools) {
     SCOPED_TRACE(pool.bundle);
     auto b = corpus(pool.bundle);
-    auto p = profile_of(*b, {tensor(pool.in), tensor(pool.out), value(numel(pool.out))});
+    json args = {tensor(pool.in), tensor(pool.out), value(numel(pool.out))};
+    if (b->graphs[0]->kernels.at(0).kind == "persistent_reduction") args.push_back(value(int64_t(pool.loads)));
+    auto p = profile_of(*b, args);
     std::string why;
     auto w = agents::patterns::match_window(p, &why);
     ASSERT_TRUE(w) << why;

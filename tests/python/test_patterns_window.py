@@ -56,6 +56,24 @@ def test_every_window_instance_passes_the_gates_bit_equal(kernelopt_bin, tmp_pat
         assert all(r["match"] and r["max_rel"] == 0.0 for r in gates["G2"]["evidence"]["runs"]), c["description"]
 
 
+@pytest.mark.parametrize("name", ["max_pool2d_k5_s13", "max_pool3d_k3_s2"])
+def test_a_big_window_inductor_wrote_as_a_reduction_passes_the_gates_bit_equal(kernelopt_bin, tmp_path, name):
+    # 25- and 27-element max pools: Inductor's persistent reduction over the window, unrolled per r into
+    # the pointwise form (window_unroll.cpp). One code shape (4 outputs a lane), at two launch configs.
+    manifest = candidates(kernelopt_bin, CORPUS / name, tmp_path / "cands")
+    (kernel,) = manifest["kernels"]
+    window = [c for c in kernel["candidates"] if c["origin"] == "pattern:window"]
+    assert len(window) == 2 and all("4 outputs per lane" in c["description"] for c in window), kernel.get("declined")
+    env = dict(os.environ, KERNELOPT_DB=str(tmp_path / "r.db"), PYTHONPATH=str(ROOT / "python"))
+    v = subprocess.run([kernelopt_bin, "verify", str(CORPUS / name), "--kernel", kernel["kernel"],
+                        "--candidate", str(tmp_path / "cands" / window[0]["file"]), "--device", DEVICE, "--json", "-q",
+                        "--seeds", "1"], capture_output=True, text=True, timeout=900, env=env)
+    assert v.stdout.strip(), v.stderr
+    gates = {g["gate"]: g for g in json.loads(v.stdout)["gates"]}
+    assert [gates[g]["status"] for g in ("G1", "G2", "G3")] == ["passed"] * 3, gates
+    assert all(r["match"] and r["max_rel"] == 0.0 for r in gates["G2"]["evidence"]["runs"])
+
+
 @pytest.mark.parametrize("name, reason", [
     ("gelu_scale", "not one windowed input"),
     ("softmax_lastdim", "not a pointwise kernel"),

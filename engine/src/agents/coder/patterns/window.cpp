@@ -244,10 +244,17 @@ std::vector<Candidate> window(const KernelProfile& k, std::string* why_not) {
   // Four outputs per lane first (a stride-2 lane reads one 32-byte tile), then eight (the
   // neighbours' halo tiles cost less per output). Walked rows: 4 then 8 (unrolled, each step's
   // loads issued early; more rows hold more carried values in registers).
+  // A big window (a reduction unrolled, 25 loads and up) compiles for seconds per instance: only the
+  // tiling that led on the H200 (4 outputs per lane, 4 rows walked; 25- and 49-element max pools),
+  // so the search's budget still screens the launch configs (8 instances left the best configs of a
+  // 5x5 pool unscreened: 8.9 ms where a config had reached 3.8 ms).
+  const bool big = w->loads.size() > 16;
   for (int64_t v : {4, 8}) {
     if (next_pow2(v * d0.stride) > 32 || (v > 1 && v > next_pow2(d0.radix))) continue;
+    if (big && v != 4) continue;
     for (int64_t rh : walk ? std::vector<int64_t>{4, 8} : std::vector<int64_t>{1}) {
       if (rh > 4 && rh > w->digits[1].radix) continue;
+      if (big && rh > 4) continue;
       for (int warps : {4, 8}) {
         const int64_t threads = 32 * warps;
         const int64_t c = std::min(next_pow2(cdiv(d0.radix, v)), threads);
