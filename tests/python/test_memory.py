@@ -400,3 +400,23 @@ def test_the_memory_history_finds_the_peak_and_what_was_alive_there():
     assert text.startswith("peak 160 MiB (10 MiB in use"), text
     assert "100.0 MiB  memory.py:7 fingerprint" in text and "50.0 MiB  compare.py:9 slices" in text
     assert "80.0" not in text  # allocated after the peak
+
+
+def test_comparisons_and_statistics_never_write_the_tensors_they_read(monkeypatch):
+    # The comparison masks its float64 slices in place, and the statistics' second pass works in
+    # float64: a float64 tensor (the float64 reference, a float64 record) must be copied first, not
+    # converted to itself and overwritten (a reference whose values became their magnitudes let a
+    # candidate through G3).
+    from kernelopt.worker.measure import launches
+
+    want = torch.randn(300, 7, dtype=torch.float64)
+    want[3, 3] = float("nan")
+    got = want + 1e-9
+    w0, g0 = want.clone(), got.clone()
+    cmp.compare_tensor(got, want)
+    cmp.compare_tensor(got, want, promote=True)
+    assert torch.equal(want.nan_to_num(), w0.nan_to_num()) and torch.equal(got.nan_to_num(), g0.nan_to_num())
+    monkeypatch.setattr(launches, "_CHUNK", 100)  # the sliced (two-pass) statistics
+    launches._mean_std(want.view(-1), torch.float64)
+    launches._finite_range(want.view(-1))
+    assert torch.equal(want.nan_to_num(), w0.nan_to_num()) and bool(want[3, 3].isnan())

@@ -76,7 +76,9 @@ def compare_tensor(got: torch.Tensor, want: torch.Tensor, tols: Tolerances | Non
     n_finite = 0
     dev = _compute_device(got, want)
     for gs, ws in slices(got, want, _BYTES_PER_COMPARED_ELEMENT):
-        g, w = gs.to(dev).double(), ws.to(dev).double()
+        # Own copies (copy=True): a float64 slice already on `dev` would otherwise be the caller's
+        # tensor itself, and the masking below works in place.
+        g, w = gs.to(dev, torch.float64, copy=True), ws.to(dev, torch.float64, copy=True)
         nan_ok = nan_ok and bool(torch.equal(torch.isnan(g), torch.isnan(w)))
         inf_ok = inf_ok and bool(torch.equal(torch.isinf(g) & (g > 0), torch.isinf(w) & (w > 0))) and bool(
             torch.equal(torch.isinf(g) & (g < 0), torch.isinf(w) & (w < 0)))

@@ -294,12 +294,12 @@ def _mean_std(flat: torch.Tensor, work: torch.dtype) -> tuple[float, float]:
     for c in _chunks(flat):
         finite = torch.isfinite(c)
         count += int(finite.sum())
-        total += float(c.double().masked_fill_(~finite, 0.0).sum())
+        total += float(c.to(torch.float64, copy=True).masked_fill_(~finite, 0.0).sum())  # never the record itself
     mean = total / count if count else 0.0
     sq = 0.0
     for c in _chunks(flat):
         finite = torch.isfinite(c)
-        sq += float(c.double().sub_(mean).pow_(2).masked_fill_(~finite, 0.0).sum())
+        sq += float(c.to(torch.float64, copy=True).sub_(mean).pow_(2).masked_fill_(~finite, 0.0).sum())
     std = (sq / (count - 1)) ** 0.5 if count > 1 else 1.0
     return mean, std
 
