@@ -14,6 +14,7 @@
 #include "cli/gate_flags.h"
 #include "util/crash.h"
 #include "util/error.h"
+#include "worker/supervisor.h"
 
 namespace {
 
@@ -66,6 +67,10 @@ int main(int argc, char** argv) {
   auto* i = app.add_subcommand("inspect", "show the kernels, launches, extern calls and inputs of a bundle or module");
   i->add_option("target", ins.target, "bundle directory or module .py")->required();
   i->add_flag("--json", ins.json, "one JSON object on stdout");
+  i->add_option("--source", ins.source,
+                "write this kernel's source (its @triton.jit function, decorators and imports): a candidate file "
+                "that verify --candidate and stitch --replace accept");
+  i->add_option("--out,-o", ins.out, "with --source: the file to write (default: stdout)");
 
   kopt::cli::StitchOptions st;
   auto* s = app.add_subcommand("stitch", "replace kernels' sources in a module, leaving every other byte unchanged");
@@ -207,6 +212,10 @@ int main(int argc, char** argv) {
       return kopt::cli::bench(be, bench_json);
     }
     if (*lcheck) return kopt::cli::llm_check(lc);
+  } catch (const kopt::worker::Interrupted& e) {
+    // The job wrote its partial report; the exit status says the run did not end on its own.
+    std::cerr << "kernelopt: " << e.what() << "\n";
+    return 128 + e.signal;
   } catch (const kopt::UserError& e) {
     return error_line(e.what());
   } catch (const kopt::py::ParseError& e) {

@@ -94,7 +94,10 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
   // a different block size changes only the summation order, which the rounding_only rule absorbs.
   std::optional<json> small = small_config(k, source);
   // The real recorded inputs first (run twice: nondeterminism beyond rounding fails), then fresh seeds.
-  for (const G2Run& run : g2_runs(o.seeds, small.has_value())) {
+  const std::vector<G2Run> plan = g2_runs(o.seeds, small.has_value());
+  const size_t total = plan.size() * k.launch_count;
+  size_t done = 0;
+  for (const G2Run& run : plan) {
     for (size_t launch = 0; launch < k.launch_count; ++launch) {
       worker::RunKernelRequest req = base;
       req.launch = launch;
@@ -110,7 +113,13 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
       json summary = {{"launch", launch}, {"inputs", label}, {"poison_fill", run.fill}};
       if (run.small) summary["config"] = "small " + ir::describe_config(*small);
       // Each run's seconds: what each kind of draw and the small config add to G2 (benchmarks/RESULTS.md).
-      summary["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      summary["seconds"] = seconds;
+      if (o.progress)
+        o.progress(fmt::format("G2 run {}/{} {}{}: {} ({:.1f} s)", ++done, total, label, run.small ? " small config" : "",
+                               failed_reply(r) ? "did not run" : r.match ? "match" : r.rounding_only ? "rounding only"
+                                                                                                   : "differs",
+                               seconds));
       if (failed_reply(r)) {
         summary.update(reply_evidence(r));
         runs.push_back(summary);
@@ -191,6 +200,8 @@ CascadeResult run_cascade(worker::Supervisor& sup, const ir::Bundle& bundle, siz
     if (g.evidence.is_object())
       g.evidence["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     bool ok = lets_through(g.status);
+    if (o.progress && g.evidence.is_object())
+      o.progress(fmt::format("{} {} ({:.1f} s)", g.gate, to_string(g.status), g.evidence.value("seconds", 0.0)));
     res.gates.push_back(std::move(g));
     return !ok;
   };

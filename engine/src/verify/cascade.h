@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,9 @@ struct CascadeOptions {
   bool fp64_rule_only = false;
   // G3: the kernels the candidate's module keeps run under the baseline's settled configs (stitch.h).
   stitch::Pins pins;
+  // Told each gate's outcome and each G2 run as it ends (`G2 run 3/7 seed 1 (symmetric): match (12.3 s)`): a
+  // cascade in the interpreter takes minutes. Not a gate setting (not in the search's cache key).
+  std::function<void(const std::string&)> progress;
 };
 
 struct GateRecord {
