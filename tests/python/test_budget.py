@@ -85,20 +85,26 @@ def worker_pids(engine_pid: int) -> list[int]:
     return pids
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_an_interrupt_writes_a_partial_report_and_stops_the_workers(kernelopt_bin, tmp_path, sig):
+# Interrupted inside a cascade (after its first G2 run) or a few seconds in, while the worker starts.
+@pytest.mark.parametrize("sig,at,stage", [(signal.SIGINT, "G2 run 1/", "search"),
+                                          (signal.SIGTERM, "G2 run 1/", "search"),
+                                          (signal.SIGINT, "starting a CPU worker", "workers")])
+def test_an_interrupt_writes_a_partial_report_and_stops_the_workers(kernelopt_bin, tmp_path, sig, at, stage):
     out, db = tmp_path / "out", tmp_path / "r.db"
     cmd = [kernelopt_bin, "optimize", str(CORPUS / "softmax_lastdim"), "--device", "cpu", "--out", str(out),
            "--db", str(db), "--budget", "300"]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen = []
     try:
-        # Progress inside the cascade, line by line as the work goes: interrupt at the first G2 run.
+        # Progress inside the cascade, line by line as the work goes.
         for line in p.stderr:
             seen.append(line)
-            if "G2 run 1/" in line:
+            if at in line:
                 break
-        assert any("kernel 1/1 triton_per_fused__softmax" in x and "G2 run 1/" in x for x in seen), seen
+        if stage == "search":
+            assert any("kernel 1/1 triton_per_fused__softmax" in x and "G2 run 1/" in x for x in seen), seen
+        else:
+            time.sleep(0.5)
         workers = worker_pids(p.pid)
         assert workers, "no worker process found"
         p.send_signal(sig)
@@ -110,11 +116,13 @@ def test_an_interrupt_writes_a_partial_report_and_stops_the_workers(kernelopt_bi
     assert p.returncode == 128 + sig, err
     assert "kernelopt: interrupted" in err and "partial report" in err, err
     report = json.loads((out / "report.json").read_text())
-    assert report["interrupted"] == {"signal": sig.name, "stage": "search"}
+    assert report["interrupted"] == {"signal": sig.name, "stage": stage}
     assert any(n.startswith(f"interrupted ({sig.name})") for n in report["not_tried"])
     (kernel,) = report["kernels"]
-    assert kernel["note"] == "not finished: the job was interrupted" and not kernel["accepted"]
-    assert f"Interrupted ({sig.name}) during the search stage" in (out / "report.md").read_text()
+    assert not kernel["accepted"]
+    assert kernel["note"] == ("not finished: the job was interrupted" if stage == "search"
+                              else "not searched: the job was interrupted first")
+    assert f"Interrupted ({sig.name}) during the {stage} stage" in (out / "report.md").read_text()
     assert "Interrupted" in (out / "report.html").read_text()
     # The result is the baseline, and the cascade the interrupt cut short was not cached as a verdict.
     assert (out / "module_0.py").read_bytes() == (CORPUS / "softmax_lastdim" / "module_0.py").read_bytes()

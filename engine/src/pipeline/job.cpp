@@ -113,9 +113,9 @@ json run_optimize(const OptimizeOptions& o, results::ResultsDb& db, worker::Supe
     if (workers.valid()) workers.wait();  // the workers' thread writes into job: let it finish first
     throw;
   }
-  stage(job, "workers", [&] { overlap ? workers.get() : start(job, pool); });
   Heartbeat heartbeat(job);
-  // From here the job can always write a report: an interrupt stops the workers and the job writes what it has.
+  // From here (the bundle known) the job can always write a report: an interrupt stops the workers and the job
+  // writes what it has.
   worker::catch_interrupts(true);
   struct Uncatch {
     ~Uncatch() { worker::catch_interrupts(false); }
@@ -126,6 +126,7 @@ json run_optimize(const OptimizeOptions& o, results::ResultsDb& db, worker::Supe
     stage(job, name, body);
   };
   try {
+    run("workers", [&] { overlap ? workers.get() : start(job, pool); });
     run("ceilings", [&] { ceilings(job, db); });
     // The budget runs from here: the workers' start, a capture and the GPU's ceilings (measured once per GPU)
     // are not the job's search.

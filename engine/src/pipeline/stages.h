@@ -38,7 +38,8 @@ struct Job {
   std::unique_ptr<ir::Bundle> bundle;
   std::unique_ptr<worker::Supervisor> owned;  // the job's own workers, unless given a pool (bench)
   worker::Supervisor* sup = nullptr;
-  nlohmann::json hello, ceilings, baseline;  // baseline: run_baseline's reply, with vs_fp64 when it differs
+  nlohmann::json hello = nlohmann::json::object();  // the first worker's hello (empty until the workers are up)
+  nlohmann::json ceilings, baseline;  // baseline: run_baseline's reply, with vs_fp64 when it differs
   worker::ProfileReply profile;               // GPU only (raw null in CPU mode)
   nlohmann::json memory;  // report.json's "memory": peak device memory over the job (docs/report.md)
   std::map<std::string, std::vector<nlohmann::json>> launches;  // kernel name -> launch records
@@ -72,6 +73,11 @@ struct Job {
     if (!o.quiet)
       std::cerr << fmt::format("[kernelopt {:.1f}s] {}\n", std::chrono::duration<double>(Clock::now() - t0).count(),
                                what);
+  }
+  // A status line redrawn in place on a terminal (the search's bar) counts as said.
+  void mark(const std::string& what) const {
+    std::lock_guard lock(say_mu);
+    last_line = last_said = Clock::now(), last_text = what;
   }
   // The last line printed, the last one not a heartbeat and its text: a long silent step gets "still working"
   // lines (job.cpp's Heartbeat).

@@ -54,6 +54,7 @@ void search(Job& job, agents::Agents& agents, results::ResultsDb& db) {
   search::Progress progress = [&](const std::string& line) {
     std::lock_guard lock(say_mu);
     if (!tty) return job.say(line);
+    job.mark(line);
     size_t n = job.ranked.size(), k = done.load();
     double used = std::chrono::duration<double>(Clock::now() - started).count();
     int width = 20, filled = n ? static_cast<int>(width * k / n) : width;
