@@ -72,6 +72,32 @@ def test_a_cascade_that_cannot_finish_is_not_started_and_the_report_says_how_muc
         assert c.execute("SELECT COUNT(*) FROM records WHERE kind = 'cascade'").fetchone()[0] == 0
 
 
+def test_a_cascade_running_over_its_estimate_is_cut_short_and_remembered(kernelopt_bin, tmp_path):
+    """max_pool2d's pool template runs about 20x slower in the interpreter than Inductor's kernel: the estimate
+    from the kernel lets its cascade start, G2 stops it within the budget's overrun, and its time is kept so that
+    the next job on the bundle does not start it."""
+    out, db = tmp_path / "out", tmp_path / "r.db"
+    r, wall = optimize(kernelopt_bin, "max_pool2d", out, db, "--budget", 20)
+    assert r.returncode == 0, r.stderr
+    report = json.loads((out / "report.json").read_text())
+    within_budget(report, wall, 20)
+    (kernel,) = report["kernels"]
+    if kernel["note"].startswith("not tried: a cascade would take"):
+        pytest.skip(f"this machine ran even the estimate past the budget: {kernel['note']}")
+    assert kernel["note"].startswith("not tried to the end: a cascade took more than"), kernel["note"]
+    (cut,) = [c for c in kernel["candidates"] if c.get("not_run", "").startswith("not run to the end")]
+    assert cut["outcome"] == "not_run" and not cut["gates"]
+    assert "cut short: the budget" in r.stderr
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT COUNT(*) FROM records WHERE kind = 'cascade'").fetchone()[0] == 0
+        assert c.execute("SELECT COUNT(*) FROM records WHERE kind = 'cascade_seconds'").fetchone()[0] == 1
+    # The next job knows: no cascade starts, and the note says it was estimated from the earlier one.
+    r, _ = optimize(kernelopt_bin, "max_pool2d", tmp_path / "again", db, "--budget", 20)
+    (kernel,) = json.loads((tmp_path / "again" / "report.json").read_text())["kernels"]
+    assert kernel["note"].startswith("not tried: a cascade would take about"), kernel["note"]
+    assert "as long as an earlier one of this kernel" in kernel["note"]
+
+
 def worker_pids(engine_pid: int) -> list[int]:
     """The engine's child processes (its workers), from /proc."""
     pids = []

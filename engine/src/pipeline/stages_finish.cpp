@@ -31,6 +31,9 @@ void search(Job& job, agents::Agents& agents, results::ResultsDb& db) {
   so.cost = job.cost;
   // The end-to-end gate's time is kept back: a kernel accepted without it would be left out.
   so.deadline = job.budget_end - std::chrono::milliseconds(static_cast<int64_t>(search::end_to_end_seconds(job.cost) * 1000));
+  // A cascade whose candidate runs slower than estimated stops within a quarter of the budget past its end,
+  // the end-to-end gate's time kept back there too.
+  so.stop_at = so.deadline + std::chrono::milliseconds(static_cast<int64_t>(job.o.budget_s * search::kOverrun * 1000));
   so.cascade = job.o.gate;
   so.cascade.pins = job.pins;
   so.cache_prefix = job.gpu() ? fmt::format("{}|{}|{}", job.hello["gpu"].value("name", "?"),
@@ -107,7 +110,9 @@ constexpr int kE2eRetries = 2;
 
 void end_to_end(Job& job) {
   if (!job.changed) return;
-  if (double est = search::end_to_end_seconds(job.cost); est > job.left_s()) {
+  // It runs when it fits, the overrun allowed included: kernels verified alone are not thrown away to save seconds
+  // after a cascade ran over its estimate.
+  if (double est = search::end_to_end_seconds(job.cost); est > job.left_s() + job.o.budget_s * search::kOverrun) {
     // Unverified as a whole, the accepted kernels cannot go into the result.
     job.fallback_note = fmt::format("the end-to-end gate would take about {} and {} of the budget were left: not run, "
                                     "so the accepted kernels are left out and the result is the baseline unchanged",

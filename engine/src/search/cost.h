@@ -31,6 +31,10 @@ inline constexpr double kBaselineModelRuns = 4;
 // The end-to-end gate in model runs (the stitched module, the baseline's, the comparison).
 inline constexpr double kEndToEndModelRuns = 3;
 
+// How far past its end a job may run, as a share of the budget: a cascade running over its estimate stops there
+// (no G2 run starts later; the end-to-end gate's time kept back), and the end-to-end gate may run into it.
+inline constexpr double kOverrun = 0.25;
+
 // Runs of the kernel alone one cascade makes in the interpreter, with comparisons counted as runs: G2's
 // recorded inputs (twice, plus the worker's first recording of the launches), the small config and each
 // seed (the original, the candidate and their comparison each).

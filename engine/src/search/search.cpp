@@ -244,6 +244,7 @@ class KernelSearch {
       auto t0 = Clock::now();
       verify::CascadeOptions co = o_.cascade;
       co.progress = [&](const std::string& line) { say(fmt::format("{} {}", rec.candidate.id, line)); };
+      if (!o_.first_cascade_always) co.stop_at = o_.stop_at;
       rec.result = verify::run_cascade(sup_, b_, graph_, *out_.profile.kernel, rec.candidate.source, co);
       cascade_s = std::chrono::duration<double>(Clock::now() - t0).count();
       if (sup_.down()) {
@@ -251,6 +252,24 @@ class KernelSearch {
         rec.result.reset();
         rec.not_run = "not run to the end: the job was interrupted";
         say(fmt::format("{}: {}", rec.candidate.id, rec.not_run));
+        return false;
+      }
+      if (verify::cut_short(*rec.result)) {
+        // Not a verdict: nothing cached but the time the whole cascade would have taken at the pace of its
+        // runs so far, which the next estimate must allow.
+        const json& g2 = rec.result->gates.back().evidence;
+        double done = static_cast<double>(std::max<size_t>(1, g2.value("runs", json::array()).size()));
+        double whole_s = cascade_s * std::max(1.0, g2.value("runs_planned", 1.0) / done);
+        earlier_s_ = std::max(earlier_s_.value_or(0), whole_s);
+        rec.result.reset();
+        rec.not_run = fmt::format("not run to the end: the budget was spent after {} of its cascade",
+                                  seconds_text(cascade_s));
+        not_tried_ = fmt::format("not tried to the end: a cascade took more than {} and the budget was spent; a "
+                                 "larger --budget would allow it, or a GPU",
+                                 seconds_text(cascade_s));
+        say(fmt::format("{}: {}", rec.candidate.id, rec.not_run));
+        std::lock_guard lock(cache_.mu);
+        cache_.db.add_record("cascade_seconds", cache_key("any"), {{"seconds", whole_s}});
         return false;
       }
       earlier_s_ = std::max(earlier_s_.value_or(0), cascade_s);

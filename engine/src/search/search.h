@@ -37,6 +37,8 @@ struct SearchOptions {
   std::chrono::steady_clock::time_point deadline;
   CostInputs cost;
   bool first_cascade_always = false;
+  // No G2 run starts after this (verify::CascadeOptions::stop_at): the budget's hard end, past `deadline`.
+  std::chrono::steady_clock::time_point stop_at = std::chrono::steady_clock::time_point::max();
   verify::CascadeOptions cascade;
   std::string cache_prefix;      // GPU model and versions: part of every cache key
 };
