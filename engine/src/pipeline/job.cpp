@@ -2,7 +2,6 @@
 // reports, and the job's record in the results database.
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -129,7 +128,7 @@ json run_optimize(const OptimizeOptions& o, results::ResultsDb& db, worker::Supe
     run("workers", [&] { overlap ? workers.get() : start(job, pool); });
     run("ceilings", [&] { ceilings(job, db); });
     // The budget runs from here: the workers' start, a capture and the GPU's ceilings (measured once per GPU)
-    // are not the job's search.
+    // are not counted.
     job.budget_end = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(o.budget_s * 1000));
     check_budget(job);
     run("baseline", [&] { baseline(job); });
@@ -159,10 +158,9 @@ json run_optimize(const OptimizeOptions& o, results::ResultsDb& db, worker::Supe
   for (const search::KernelOutcome& k : job.outcomes)  // kernels the budget let no cascade start on
     if (k.profile.kernel && k.note.rfind("not tried", 0) == 0)
       job.not_tried.push_back(fmt::format("{}: {}", k.profile.kernel->name, k.note));
-  if (job.bundle)
-    add_unsearched(job, job.interrupted ? "not searched: the job was interrupted first"
-                        : !job.skip.empty()  ? "not searched: " + job.skip
-                                             : "not searched");
+  add_unsearched(job, job.interrupted ? "not searched: the job was interrupted first"
+                      : !job.skip.empty()  ? "not searched: " + job.skip
+                                           : "not searched");
   heartbeat.stop();
   json report;
   stage(job, "write", [&] {
