@@ -22,8 +22,9 @@ double kernel_elements(const ir::Artifact& a, const ir::Kernel& k);
 double model_elements(const ir::Bundle& b);
 
 // Triton's interpreter (triton 3.6, numpy), seconds per element iterated, measured on the CI machine's
-// class of CPU (docs/cpu_mode.md, "Budgets": softmax and scan bundles of 8M-67M elements; the slowest of
-// them, so that an estimate errs towards not starting).
+// class of CPU (docs/cpu_mode.md, "Budgets": a split scan 0.54 us per element, a looped softmax 0.5 us per
+// element and pass), rounded up so that an estimate errs towards not starting. A kernel that loops over its
+// elements twice counts them once here: the baseline's timed run corrects it before any cascade.
 inline constexpr double kInterpreterSecondsPerElement = 6e-7;
 // The baseline stage in model runs: the module's run, the recorded run, the comparison with eager and
 // loading (cumsum_long_large: 17.3 s for a 4.5 s run).
