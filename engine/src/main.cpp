@@ -14,6 +14,7 @@
 #include "cli/gate_flags.h"
 #include "util/crash.h"
 #include "util/error.h"
+#include "worker/supervisor.h"
 
 namespace {
 
@@ -66,6 +67,10 @@ int main(int argc, char** argv) {
   auto* i = app.add_subcommand("inspect", "show the kernels, launches, extern calls and inputs of a bundle or module");
   i->add_option("target", ins.target, "bundle directory or module .py")->required();
   i->add_flag("--json", ins.json, "one JSON object on stdout");
+  i->add_option("--source", ins.source,
+                "write this kernel's source (its @triton.jit function, decorators and imports): a candidate file "
+                "that verify --candidate and stitch --replace accept");
+  i->add_option("--out,-o", ins.out, "with --source: the file to write (default: stdout)");
 
   kopt::cli::StitchOptions st;
   auto* s = app.add_subcommand("stitch", "replace kernels' sources in a module, leaving every other byte unchanged");
@@ -106,7 +111,7 @@ int main(int argc, char** argv) {
   auto* z = app.add_subcommand("optimize", "the main job: profile, search, verify and re-stitch a model's Triton kernels");
   z->add_option("target", op.target, "problem .py file (captured first, on the GPU) or bundle directory")->required();
   z->add_option("--out,-o", op.out, "result directory (default: <name>.kernelopt)");
-  kopt::cli::add_number(*z, "--budget", op.budget_s, "seconds of search (all kernels together)", Least::above_zero);
+  kopt::cli::add_number(*z, "--budget", op.budget_s, "seconds the job may take, from its workers' start to the report (docs/optimize.md, \"The budget\")", Least::above_zero);
   z->add_option("--gpus", op.gpus, "GPU indices for the workers, comma-separated")->capture_default_str()->check(
       kopt::cli::gpu_list("--gpus", false));
   add_device(*z, op.device, "cuda | cpu (cpu: Triton interpreter, correctness only, no speed claimed)");
@@ -141,7 +146,7 @@ int main(int argc, char** argv) {
   b->add_option("suite", be.suite, "suite directory holding level1/, level2/, level3/");
   b->add_option("--levels", be.levels, "levels to run, comma-separated")->capture_default_str();
   b->add_option("--out,-o", be.out, "run directory (default: <suite>.bench); running again resumes it");
-  kopt::cli::add_number(*b, "--budget-per-problem", be.budget_s, "seconds of search per problem", Least::above_zero);
+  kopt::cli::add_number(*b, "--budget-per-problem", be.budget_s, "each problem's job budget, seconds (optimize --budget)", Least::above_zero);
   b->add_option("--shard", be.shard, "I/N: run only shard I of N (docs/scaling.md)");
   b->add_option("--gpus", be.gpus, "GPU indices, comma-separated: one worker and one problem at a time per GPU")
       ->capture_default_str()
@@ -207,6 +212,10 @@ int main(int argc, char** argv) {
       return kopt::cli::bench(be, bench_json);
     }
     if (*lcheck) return kopt::cli::llm_check(lc);
+  } catch (const kopt::worker::Interrupted& e) {
+    // The job wrote its partial report; the exit status says the run did not end on its own.
+    std::cerr << "kernelopt: " << e.what() << "\n";
+    return 128 + e.signal;
   } catch (const kopt::UserError& e) {
     return error_line(e.what());
   } catch (const kopt::py::ParseError& e) {

@@ -109,13 +109,14 @@ TEST(SearchGpuPath, ScreensInBatchesAndAcceptsTheFastestThroughEveryGate) {
   }
 }
 
-TEST(SearchGpuPath, ASpentBudgetStopsScreeningButItsFastestCandidateIsStillVerified) {
+TEST(SearchGpuPath, ASpentBudgetStopsScreeningAndItsFastestCandidateIsVerifiedWhenTheUserAskedForCascades) {
   TimedWorker w("budget", 1.0);  // each screen request takes a second; the budget is half of one
   auto b = testing::corpus("gelu_scale");
   auto agents = agents::make_agents("builtin");
   agents::KernelProfile k = gelu_profile(*w.sup, *b);
   search::Cache cache{*w.db, {}};
   search::SearchOptions o = gpu_options(500ms);
+  o.first_cascade_always = true;  // --max-cascades given: the first cascade runs past the budget
   search::KernelOutcome out = search::search_kernel(*w.sup, *b, agents, k, o, cache, [](const std::string&) {});
 
   ASSERT_GT(out.candidates.size(), 16u);
@@ -137,6 +138,45 @@ TEST(SearchGpuPath, ASpentBudgetStopsScreeningButItsFastestCandidateIsStillVerif
   ASSERT_TRUE(out.chosen.has_value()) << out.note;
   EXPECT_EQ(left, out.candidates.size() - 16);
   EXPECT_TRUE(out.candidates[*out.chosen].screen_ratio.has_value());
+}
+
+TEST(SearchGpuPath, ASpentBudgetStartsNoCascadeAndTheNoteSaysWhyAndHowMuchMoreWouldDo) {
+  TimedWorker w("budget", 1.0);
+  auto b = testing::corpus("gelu_scale");
+  auto agents = agents::make_agents("builtin");
+  agents::KernelProfile k = gelu_profile(*w.sup, *b);
+  search::Cache cache{*w.db, {}};
+  search::SearchOptions o = gpu_options(500ms);
+  search::KernelOutcome out = search::search_kernel(*w.sup, *b, agents, k, o, cache, [](const std::string&) {});
+  size_t cascades = 0, refused = 0;
+  for (const auto& c : out.candidates) {
+    cascades += c.result.has_value();
+    refused += c.not_run.rfind("not run: its cascade would take about", 0) == 0;
+  }
+  EXPECT_EQ(cascades, 0u);
+  EXPECT_EQ(refused, 1u);  // the first in line says why; the search stops there
+  EXPECT_FALSE(out.chosen.has_value());
+  EXPECT_EQ(out.note.rfind("not tried: a cascade would take about", 0), 0u) << out.note;
+  EXPECT_NE(out.note.find("larger would allow one"), std::string::npos) << out.note;
+}
+
+TEST(SearchCost, ACascadeIsEstimatedFromTheKernelsShareOfAModelRunOrWhatAnEarlierOneTook) {
+  search::CostInputs c{.gpu = false, .model_run_s = 10, .model_elements = 1000, .seeds = 5};
+  const double runs = search::cascade_kernel_runs(5);
+  EXPECT_DOUBLE_EQ(search::cascade_seconds(c, 1000, std::nullopt), runs * 10 + 20);
+  EXPECT_DOUBLE_EQ(search::cascade_seconds(c, 250, std::nullopt), runs * 2.5 + 20);  // a quarter of the run
+  EXPECT_DOUBLE_EQ(search::cascade_seconds(c, 250, 500.0), 500.0);  // an earlier cascade took longer
+  c.model_run_s = 0;  // before the baseline: from the sizes at the interpreter's rate
+  EXPECT_DOUBLE_EQ(search::cascade_seconds(c, 1000, std::nullopt),
+                   (runs + 2) * 1000 * search::kInterpreterSecondsPerElement);
+  EXPECT_GT(search::cascade_kernel_runs(5), search::cascade_kernel_runs(0));
+}
+
+TEST(SearchCost, ALaunchIteratesTheProductOfItsLiteralNumelArguments) {
+  auto b = testing::corpus("cumsum_long_large");  // triton_spl_fused_cumsum_0.run(arg0_1, buf0, workspace_0, 4, 2097152)
+  EXPECT_DOUBLE_EQ(search::model_elements(*b), 4.0 * 2097152);
+  auto s = testing::corpus("softmax_large");
+  EXPECT_DOUBLE_EQ(search::model_elements(*s), 8192.0 * 8192);
 }
 
 TEST(SearchGpuPath, NothingScreenedFasterMeansNoCascadeAndTheNoteCountsWhatWasLeft) {

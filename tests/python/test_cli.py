@@ -67,6 +67,31 @@ def test_inspect_lists_regions_with_their_internal_buffers(kernelopt_bin):
     assert "declined: prologue" in table and "not pointwise" in table
 
 
+def test_inspect_source_writes_a_kernel_as_a_candidate_file_the_stitcher_takes(kernelopt_bin, tmp_path):
+    # graph_break has two graphs: the kernel is found in whichever holds it.
+    j = json.loads(run(kernelopt_bin, "inspect", CORPUS / "graph_break", "--json").stdout)
+    k = j["kernels"][-1]
+    module = CORPUS / "graph_break" / j["meta"]["graphs"][k["graph"]]["module"]
+    out = tmp_path / "k.py"
+    r = run(kernelopt_bin, "inspect", CORPUS / "graph_break", "--source", k["name"], "-o", out)
+    assert r.returncode == 0 and r.stdout == "", r.stderr
+    src = out.read_text()
+    assert f"def {k['name']}(" in src and "@triton.jit" in src and "import triton" in src
+    assert run(kernelopt_bin, "inspect", module, "--source", k["name"]).stdout == src  # a module too, to stdout
+    # Stitched back unchanged, the module is byte-identical: the file is the kernel's own source.
+    r = run(kernelopt_bin, "stitch", module, "--replace", f"{k['name']}={out}", "-o", tmp_path / "m.py")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "m.py").read_bytes() == module.read_bytes()
+
+
+def test_inspect_source_errors_name_the_fix(kernelopt_bin, tmp_path):
+    line = one_error_line(run(kernelopt_bin, "inspect", CORPUS / "softmax_lastdim", "--source", "triton_nope"),
+                          "--source triton_nope: no such kernel", "its kernels: triton_per_fused__softmax")
+    assert "triton_per_fused__softmax_exp_prepare_softmax_online_sub_0" in line
+    one_error_line(run(kernelopt_bin, "inspect", CORPUS / "softmax_lastdim", "-o", tmp_path / "x.py"), "add --source")
+    assert not (tmp_path / "x.py").exists()
+
+
 def test_stitch_identity_and_replacement(kernelopt_bin, tmp_path):
     module = CORPUS / "softmax_lastdim" / "module_0.py"
     r = run(kernelopt_bin, "stitch", module)

@@ -16,6 +16,8 @@ namespace kopt::cli {
 struct InspectOptions {
   std::string target;  // bundle directory or module file
   bool json = false;
+  std::string source;  // --source KERNEL: write that kernel's source (a candidate file) instead of the table
+  std::string out;     // -o/--out with --source: the file written (default: stdout)
 };
 int inspect(const InspectOptions& o);
 

@@ -1,4 +1,7 @@
-// `kernelopt inspect BUNDLE|MODULE.py [--json]`: what a module holds.
+// `kernelopt inspect BUNDLE|MODULE.py [--json]`: what a module holds; with `--source KERNEL [-o FILE]`, that
+// kernel's source as a standalone candidate file (the string Inductor passed to async_compile.triton: imports,
+// heuristics decorator, @triton.jit function), the starting point of a hand-written candidate.
+#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -7,6 +10,7 @@
 #include "cli/commands.h"
 #include "agents/coder/fusion/fusion.h"
 #include "profile/regions.h"
+#include "util/error.h"
 
 namespace kopt::cli {
 
@@ -62,9 +66,50 @@ void print_table(const ir::Artifact& a, const nlohmann::json* graph_meta) {
   }
 }
 
+// The kernel named `name` in any graph; an unknown name is a user error listing the names there are.
+const ir::Kernel& find_kernel(const std::vector<const ir::Artifact*>& graphs, const std::string& target,
+                              const std::string& name) {
+  std::vector<std::string> names;
+  for (const ir::Artifact* a : graphs)
+    for (const ir::Kernel& k : a->kernels) {
+      if (k.name == name) return k;
+      names.push_back(k.name);
+    }
+  throw UserError(fmt::format("--source {}: no such kernel in {}; its kernels: {}", name, target,
+                              names.empty() ? "none" : join(names)));
+}
+
+int write_source(const InspectOptions& o, const std::vector<const ir::Artifact*>& graphs) {
+  if (o.json) throw UserError("--source writes a kernel's source, --json the IR; give one of them");
+  const std::string& text = find_kernel(graphs, o.target, o.source).source;
+  if (o.out.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  std::ofstream f(o.out, std::ios::binary | std::ios::trunc);
+  f << text;
+  if (!f) throw UserError(fmt::format("{}: cannot write; check the directory exists and is writable", o.out));
+  return 0;
+}
+
 }  // namespace
 
 int inspect(const InspectOptions& o) {
+  if (!o.out.empty() && o.source.empty())
+    throw UserError("-o/--out names the file --source writes; add --source KERNEL, or drop -o for the table");
+  if (!o.source.empty()) {
+    std::vector<const ir::Artifact*> graphs;
+    std::unique_ptr<ir::Bundle> b;
+    std::unique_ptr<ir::Artifact> a;
+    if (ir::is_bundle_dir(o.target)) {
+      b = ir::load_bundle(o.target);
+      for (const auto& g : b->graphs) graphs.push_back(g.get());
+    } else {
+      a = ir::load(o.target);
+      graphs.push_back(a.get());
+    }
+    return write_source(o, graphs);
+  }
   if (ir::is_bundle_dir(o.target)) {
     auto b = ir::load_bundle(o.target);
     if (o.json) {

@@ -2,6 +2,7 @@
 // one candidate, then (if accepted) the end-to-end gate on the model with the
 // candidate stitched in; each gate's outcome with its evidence; exit 0 only if
 // accepted.
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -93,6 +94,13 @@ int verify(const VerifyOptions& o) {
   if (!o.quiet) std::cerr << "[kernelopt] starting a worker and running the cascade\n";
   std::unique_ptr<worker::Supervisor> sup = pipeline::start_worker(o.device, o.gpu);
   verify::CascadeOptions co = o.gate;
+  // Each gate and each G2 run as it ends: in CPU mode a cascade takes minutes.
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!o.quiet)
+    co.progress = [t0](const std::string& line) {
+      std::cerr << fmt::format("[kernelopt {:.1f}s] {}\n",
+                               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), line);
+    };
   // The baseline's settled configs, so G3 and the end-to-end gate change only the candidate (stitch.h).
   worker::RecordLaunchesReply launches = worker::record_launches(*sup, o.bundle, co.load_timeout);
   if (launches.ok) co.pins = stitch::pins_of(launches.launches);

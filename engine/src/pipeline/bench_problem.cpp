@@ -180,6 +180,8 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
   std::string opt_error;
   try {
     report = run_optimize(oo, db, &sup);
+  } catch (const worker::Interrupted&) {
+    throw;  // the suite stops; its rows so far stand and a rerun resumes
   } catch (const UserError& e) {
     opt_error = e.what();
   } catch (const py::ParseError& e) {

@@ -228,6 +228,7 @@ BenchRun run_bench(const BenchOptions& o) {
   auto started = std::chrono::steady_clock::now();
   std::atomic<size_t> next{0};
   std::string start_error;
+  int interrupt = 0;
   auto work = [&](const std::string& gpu) {
     std::unique_ptr<worker::Supervisor> sup;
     try {
@@ -242,6 +243,8 @@ BenchRun run_bench(const BenchOptions& o) {
         std::optional<int64_t> in_use_before;
         try {
           row = run_problem({o, out}, p, *sup, db, gpu, &in_use_before);
+        } catch (const worker::Interrupted&) {
+          throw;
         } catch (const std::exception& e) {  // a bug shows in this problem's row; the run goes on
           row = {{"format", "kernelopt-bench-row"}, {"level", p.level}, {"problem", p.id}, {"name", p.name},
                  {"status", "error"}, {"failure", "internal"},
@@ -257,6 +260,10 @@ BenchRun run_bench(const BenchOptions& o) {
         std::cerr << fmt::format("[bench {}/{}] {}: {} ({:.0f} s)\n", i + 1, problems.size(), p.id, progress_line(row),
                                  row.value("seconds", 0.0));
       }
+    } catch (const worker::Interrupted& e) {  // the problem's partial report is written; no row for it
+      std::lock_guard lock(mu);
+      interrupt = e.signal;
+      next = problems.size();
     } catch (const std::exception& e) {  // no worker, or the database: the run cannot go on here
       std::lock_guard lock(mu);
       if (start_error.empty()) start_error = e.what();
@@ -267,6 +274,10 @@ BenchRun run_bench(const BenchOptions& o) {
   for (size_t t = 1; t < gpus.size(); ++t) pool.emplace_back(work, gpus[t]);
   work(gpus[0]);
   for (auto& t : pool) t.join();
+  if (interrupt)
+    throw worker::Interrupted(interrupt, fmt::format("interrupted ({}): the rows finished so far are in {}; running "
+                                                     "the same command again resumes",
+                                                     worker::signal_name(interrupt), out.string()));
   if (!start_error.empty()) throw UserError(start_error);
 
   std::lock_guard lock(mu);

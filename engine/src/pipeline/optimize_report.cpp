@@ -191,7 +191,8 @@ json build_report(const ReportInputs& in) {
           {"elapsed_s", in.elapsed_s},
           {"stages", in.stages},
           {"ceilings", ceilings},
-          {"baseline_vs_eager", {{"match", in.baseline.value("match", false)}}},
+          // null: the baseline did not run (the budget, an interrupt)
+          {"baseline_vs_eager", in.baseline.is_object() ? json{{"match", in.baseline.value("match", false)}} : json(nullptr)},
           {"module", module},
           {"memory", in.memory.is_object() ? in.memory : worker::memory_summary({}, std::nullopt)},
           {"note", headline_note},

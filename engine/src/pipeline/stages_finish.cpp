@@ -30,7 +30,13 @@ search::SearchOptions search_options(const Job& job) {
   search::SearchOptions so;
   so.gpu = job.gpu();
   so.max_cascades = job.o.max_cascades >= 0 ? static_cast<size_t>(job.o.max_cascades) : (job.gpu() ? 3 : 1);
-  so.deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(job.o.budget_s * 1000));
+  so.first_cascade_always = job.o.max_cascades >= 0;  // the user asked for cascades by number
+  so.cost = job.cost;
+  // The end-to-end gate's time is kept back: a kernel accepted without it would be left out.
+  so.deadline = job.budget_end - std::chrono::milliseconds(static_cast<int64_t>(search::end_to_end_seconds(job.cost) * 1000));
+  // A cascade whose candidate runs slower than estimated stops within a quarter of the budget past its end,
+  // the end-to-end gate's time kept back there too.
+  so.stop_at = so.deadline + std::chrono::milliseconds(static_cast<int64_t>(job.o.budget_s * search::kOverrun * 1000));
   so.cascade = job.o.gate;
   so.cascade.pins = job.pins;
   so.cache_prefix = job.gpu() ? fmt::format("{}|{}|{}", job.hello["gpu"].value("name", "?"),
@@ -50,6 +56,7 @@ search::SearchOptions search_options(const Job& job) {
 }  // namespace
 
 void search(Job& job, agents::Agents& agents, results::ResultsDb& db) {
+  if (!job.skip.empty()) return;
   search::SearchOptions so = search_options(job);
   search::Cache cache{db, {}};
   std::mutex say_mu;
@@ -61,6 +68,7 @@ void search(Job& job, agents::Agents& agents, results::ResultsDb& db) {
   search::Progress progress = [&](const std::string& line) {
     std::lock_guard lock(say_mu);
     if (!tty) return job.say(line);
+    job.mark(line);
     size_t n = job.ranked.size(), k = done.load();
     double used = std::chrono::duration<double>(Clock::now() - started).count();
     int width = 20, filled = n ? static_cast<int>(width * k / n) : width;
@@ -75,7 +83,12 @@ void search(Job& job, agents::Agents& agents, results::ResultsDb& db) {
   size_t threads = std::max<size_t>(1, std::min(job.sup->hellos().size(), job.ranked.size()));
   auto work = [&] {
     for (size_t i; (i = next++) < job.ranked.size();) {
-      job.outcomes[i] = search::search_kernel(*job.sup, *job.bundle, agents, job.ranked[i], so, cache, progress);
+      if (job.sup->down()) break;  // interrupted: run_optimize lists the kernels not reached
+      // "kernel 2/5 NAME: ...": where a long search is, on every line.
+      search::Progress numbered = [&, i](const std::string& line) {
+        progress(fmt::format("kernel {}/{} {}", i + 1, job.ranked.size(), line));
+      };
+      job.outcomes[i] = search::search_kernel(*job.sup, *job.bundle, agents, job.ranked[i], so, cache, numbered);
       ++done;
       const auto& k = job.outcomes[i];
       progress(k.chosen ? fmt::format("{}: accepted {}", k.profile.kernel->name, k.candidates[*k.chosen].candidate.id)
@@ -90,6 +103,7 @@ void search(Job& job, agents::Agents& agents, results::ResultsDb& db) {
 }
 
 void regions(Job& job, results::ResultsDb& db) {
+  if (!job.skip.empty()) return;
   search::SearchOptions so = search_options(job);
   search::Cache cache{db, {}};
   job.regions = search::search_regions(*job.sup, *job.bundle, job.outcomes, so, cache,
@@ -118,6 +132,18 @@ constexpr int kE2eRetries = 2;
 
 void end_to_end(Job& job) {
   if (!job.changed) return;
+  // It runs when it fits, the overrun allowed included: kernels verified alone are not thrown away to save seconds
+  // after a cascade ran over its estimate.
+  if (double est = search::end_to_end_seconds(job.cost); est > job.left_s() + job.o.budget_s * search::kOverrun) {
+    // Unverified as a whole, the accepted kernels cannot go into the result.
+    job.fallback_note = fmt::format("the end-to-end gate would take about {} and {} of the budget were left: not run, "
+                                    "so the accepted kernels are left out and the result is the baseline unchanged",
+                                    search::seconds_text(est), search::seconds_text(std::max(0.0, job.left_s())));
+    job.not_tried.push_back(job.fallback_note);
+    job.say(job.fallback_note);
+    job.changed = false;
+    return;
+  }
   job.say("end-to-end gate: the re-stitched model against the baseline");
   verify::CascadeOptions co = job.o.gate;  // the stitched modules carry the pins already
   // A kernel accepted on rounding-level differences only makes the float64 rule decide the model too.

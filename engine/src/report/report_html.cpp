@@ -117,6 +117,16 @@ constexpr const char* kScript = R"JS(
 
 void headline(std::string& out, const json& r, bool measured) {
   const json& m = object(r, "module");
+  if (const json& i = object(r, "interrupted"); !i.empty())
+    out += fmt::format("<p class=\"headline interrupted\"><strong>Interrupted ({}) during the {} stage: this report is "
+                       "partial</strong>, what was decided before the interrupt; nothing unverified is in the "
+                       "result.</p>\n",
+                       h(text(i, "signal")), h(text(i, "stage")));
+  if (const json& nt = array(r, "not_tried"); !nt.empty()) {
+    out += "<p><strong>Not tried:</strong></p>\n<ul class=\"not-tried\">\n";
+    for (const json& n : nt) out += "<li>" + h(n.is_string() ? n.get<std::string>() : n.dump()) + "</li>\n";
+    out += "</ul>\n";
+  }
   if (!measured) {
     out += "<p class=\"headline unmeasured\"><strong>Performance not measured (CPU mode).</strong> Kernel times and G4 "
            "need a GPU: this report shows no kernel or module time and no speedup.</p>\n";

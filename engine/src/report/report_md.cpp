@@ -64,6 +64,15 @@ std::string percent(double part, double whole) {
 
 void headline(std::string& out, const json& r, bool measured) {
   const json& m = object(r, "module");
+  if (const json& i = object(r, "interrupted"); !i.empty())
+    out += fmt::format("**Interrupted ({}) during the {} stage: this report is partial**, what was decided before the "
+                       "interrupt; nothing unverified is in the result.\n\n",
+                       md_text(text(i, "signal")), md_text(text(i, "stage")));
+  if (const json& nt = array(r, "not_tried"); !nt.empty()) {
+    out += "**Not tried:**\n\n";
+    for (const json& n : nt) out += "- " + md_text(n.is_string() ? n.get<std::string>() : n.dump()) + "\n";
+    out += "\n";
+  }
   if (!measured) {
     out += "**Performance not measured (CPU mode).** Kernel times and G4 need a GPU: this "
            "report shows no kernel or module time and no speedup.\n\n";

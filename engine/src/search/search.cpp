@@ -58,20 +58,20 @@ class KernelSearch {
     if (out_.plan.strategies.empty()) return finish(t0);
     say(fmt::format("{} candidate(s) proposed ({})", out_.candidates.size(), fmt::join(out_.plan.strategies, ", ")));
     // Screening stops at three quarters of the time left, so that the fastest candidate it found
-    // still gets its cascade within the budget; and that first cascade runs even when the budget is
-    // spent: a screened winner thrown away unverified wastes everything the screening cost (the
-    // H200's max pools screened 2.4x in 20 s and fell back that way).
+    // still gets its cascade within the budget. A cascade starts only when its estimate fits in what is
+    // left (search/cost.h); the first of a kernel also when the user asked for cascades (--max-cascades).
     std::vector<size_t> order = screen(all_indices(), t0 + (o_.deadline - t0) * 3 / 4);
+    earlier_s_ = earlier_cascade_s();
     size_t cascades = 0;
     for (size_t i : order) {
-      if (cascades >= o_.max_cascades || (cascades > 0 && out_of_time())) break;
+      if (cascades >= o_.max_cascades || !may_start(i, cascades == 0)) break;
       ++cascades;
       if (verify(i) && o_.gpu) break;  // the fastest screened candidate that passes is the one to tune
       if (!o_.gpu && out_.chosen) break;
       if (!out_.candidates[i].result || out_.candidates[i].result->accepted) continue;
       if (auto fix = a_.reviewer->repair(k, out_.candidates[i].candidate, *out_.candidates[i].result)) {
         size_t j = add(std::move(*fix));
-        if (j != SIZE_MAX && cascades < o_.max_cascades && !out_of_time()) ++cascades, verify(j);
+        if (j != SIZE_MAX && cascades < o_.max_cascades && may_start(j, false)) ++cascades, verify(j);
       }
     }
     for (size_t r = 0; o_.gpu && out_.chosen && r < o_.tune_rounds && !out_of_time() && !near_floor(); ++r) {
@@ -87,15 +87,56 @@ class KernelSearch {
       if (ranked.empty() || out_.candidates[ranked.front()].screen_ratio.value_or(9) >= best) break;
       say(fmt::format("tuning round {}: {} neighbour(s), best screened {:.3f}x of baseline", r + 1, fresh.size(),
                       *out_.candidates[ranked.front()].screen_ratio));
+      if (!may_start(ranked.front(), false)) break;
       verify(ranked.front());
     }
-    if (!out_.chosen) out_.note = o_.gpu ? fallback_note() : "fallback: no candidate passed G1-G3";
+    if (!out_.chosen && sup_.down()) out_.note = "not finished: the job was interrupted";
+    else if (!out_.chosen && !not_tried_.empty()) out_.note = not_tried_;
+    else if (!out_.chosen) out_.note = o_.gpu ? fallback_note() : "fallback: no candidate passed G1-G3";
     return finish(t0);
   }
 
  private:
   void say(const std::string& what) { progress_(fmt::format("{}: {}", out_.profile.kernel->name, what)); }
   bool out_of_time() const { return Clock::now() >= o_.deadline; }
+
+  // Whether candidate i's cascade may start: not after an interrupt; otherwise when its estimate fits in the
+  // time left, or it is the kernel's first and the user asked for cascades. A candidate refused records why,
+  // and so does the kernel when none of its candidates got a cascade.
+  bool may_start(size_t i, bool first) {
+    CandidateRecord& rec = out_.candidates[i];
+    if (sup_.down()) {
+      rec.not_run = "not run: the job was interrupted";
+      return false;
+    }
+    double est = cascade_seconds(o_.cost, kernel_elements(*b_.graphs.at(graph_), *out_.profile.kernel), earlier_s_);
+    double left = std::chrono::duration<double>(o_.deadline - Clock::now()).count();
+    if (est <= left) return true;
+    if (first && o_.first_cascade_always) {
+      say(fmt::format("{}: its cascade needs about {}, {} of the budget left; run as --max-cascades asks",
+                      rec.candidate.id, seconds_text(est), seconds_text(std::max(0.0, left))));
+      return true;
+    }
+    rec.not_run = fmt::format("not run: its cascade would take about {} and the search had {} of the budget left",
+                              seconds_text(est), seconds_text(std::max(0.0, left)));
+    if (first)
+      not_tried_ = fmt::format("not tried: a cascade would take about {} ({}), the search had {} of the budget left; a "
+                               "--budget about {} larger would allow one{}",
+                               seconds_text(est), earlier_s_ ? "as long as an earlier one of this kernel"
+                                                             : o_.gpu ? "a compile and the model runs"
+                                                                      : "the gates' runs in the interpreter",
+                               seconds_text(std::max(0.0, left)), seconds_text(est - std::max(0.0, left)),
+                               o_.gpu ? "" : ", or a GPU");
+    say(rec.not_run);
+    return false;
+  }
+  // What a cascade of this kernel took before, in an earlier job on the same bundle (results database).
+  std::optional<double> earlier_cascade_s() {
+    std::lock_guard lock(cache_.mu);
+    if (auto r = cache_.db.latest_record("cascade_seconds", cache_key("any")); r && r->contains("seconds"))
+      return (*r)["seconds"].get<double>();
+    return std::nullopt;
+  }
   // The key of this kernel's records for one candidate (results/key.h).
   std::string cache_key(const std::string& cand_hash) const {
     return results::cache_key(o_.cache_prefix, out_.profile.kernel->source, out_.profile.launches, cand_hash);
@@ -201,10 +242,40 @@ class KernelSearch {
       rec.cached = true;
     } else {
       auto t0 = Clock::now();
-      rec.result = verify::run_cascade(sup_, b_, graph_, *out_.profile.kernel, rec.candidate.source, o_.cascade);
+      verify::CascadeOptions co = o_.cascade;
+      co.progress = [&](const std::string& line) { say(fmt::format("{} {}", rec.candidate.id, line)); };
+      if (!o_.first_cascade_always) co.stop_at = o_.stop_at;
+      rec.result = verify::run_cascade(sup_, b_, graph_, *out_.profile.kernel, rec.candidate.source, co);
       cascade_s = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (sup_.down()) {
+        // Interrupted: the workers were stopped under it, so its gates' failures say nothing of the candidate.
+        rec.result.reset();
+        rec.not_run = "not run to the end: the job was interrupted";
+        say(fmt::format("{}: {}", rec.candidate.id, rec.not_run));
+        return false;
+      }
+      if (verify::cut_short(*rec.result)) {
+        // Not a verdict: nothing cached but the time the whole cascade would have taken at the pace of its
+        // runs so far, which the next estimate must allow.
+        const json& g2 = rec.result->gates.back().evidence;
+        double done = static_cast<double>(std::max<size_t>(1, g2.value("runs", json::array()).size()));
+        double whole_s = cascade_s * std::max(1.0, g2.value("runs_planned", 1.0) / done);
+        earlier_s_ = std::max(earlier_s_.value_or(0), whole_s);
+        rec.result.reset();
+        rec.not_run = fmt::format("not run to the end: the budget was spent after {} of its cascade",
+                                  seconds_text(cascade_s));
+        not_tried_ = fmt::format("not tried to the end: a cascade took more than {} and the budget was spent; a "
+                                 "larger --budget would allow it, or a GPU",
+                                 seconds_text(cascade_s));
+        say(fmt::format("{}: {}", rec.candidate.id, rec.not_run));
+        std::lock_guard lock(cache_.mu);
+        cache_.db.add_record("cascade_seconds", cache_key("any"), {{"seconds", whole_s}});
+        return false;
+      }
+      earlier_s_ = std::max(earlier_s_.value_or(0), cascade_s);
       std::lock_guard lock(cache_.mu);
       cache_.db.add_record("cascade", key, results::cascade_json(*rec.result));
+      cache_.db.add_record("cascade_seconds", cache_key("any"), {{"seconds", cascade_s}});
     }
     rec.outcome = rec.result->accepted ? Outcome::accepted : Outcome::rejected;
     std::string at = rec.result->gates.empty() ? "" : rec.result->gates.back().gate;
@@ -263,6 +334,8 @@ class KernelSearch {
   const Progress& progress_;
   size_t graph_ = 0;
   KernelOutcome out_;
+  std::optional<double> earlier_s_;  // the longest cascade of this kernel measured so far
+  std::string not_tried_;            // the kernel's note when the budget let none of its cascades start
 };
 
 }  // namespace
@@ -317,6 +390,7 @@ json candidate_json(const CandidateRecord& r) {
             {"config", r.candidate.config}, {"parent", r.candidate.parent}};
   if (r.screen_ratio) j["screen_ratio"] = *r.screen_ratio;
   if (!r.screen_error.empty()) j["screen_error"] = r.screen_error;
+  if (!r.not_run.empty()) j["not_run"] = r.not_run;
   return j;
 }
 

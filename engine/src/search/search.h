@@ -18,6 +18,7 @@
 #include "agents/agent.h"
 #include "profile/roofline.h"
 #include "results/db.h"
+#include "search/cost.h"
 #include "search/outcome.h"
 #include "verify/cascade.h"
 #include "worker/supervisor.h"
@@ -30,7 +31,14 @@ struct SearchOptions {
   size_t tune_rounds = 2;        // tuner rounds around the accepted candidate
   int screen_reps = 10;
   double near_floor = profile::kNearFloor;  // stop tuning once a kernel is within this factor of its floor
+  // The search's end: the job's budget less what the stages after it need (pipeline/stages_finish.cpp).
+  // No cascade starts whose estimate (cost) does not fit before it, unless `first_cascade_always` (the user
+  // gave --max-cascades) and the kernel has had none yet.
   std::chrono::steady_clock::time_point deadline;
+  CostInputs cost;
+  bool first_cascade_always = false;
+  // No G2 run starts after this (verify::CascadeOptions::stop_at): the budget's hard end, past `deadline`.
+  std::chrono::steady_clock::time_point stop_at = std::chrono::steady_clock::time_point::max();
   verify::CascadeOptions cascade;
   std::string cache_prefix;      // GPU model and versions: part of every cache key
 };
@@ -41,6 +49,7 @@ struct CandidateRecord {
   Outcome outcome = Outcome::not_run;
   std::optional<double> screen_ratio;   // candidate / baseline median when screened
   std::string screen_error;
+  std::string not_run;  // why a candidate next in line got no cascade (the budget, an interrupt)
   std::optional<verify::CascadeResult> result;
   bool cached = false;
 };

@@ -63,8 +63,18 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
   // a different block size changes only the summation order, which the rounding_only rule absorbs.
   std::optional<json> small = small_config(k, source);
   // The real recorded inputs first (run twice: nondeterminism beyond rounding fails), then fresh seeds.
-  for (const G2Run& run : g2_runs(o.seeds, small.has_value())) {
+  const std::vector<G2Run> plan = g2_runs(o.seeds, small.has_value());
+  const size_t total = plan.size() * k.launch_count;
+  size_t done = 0;
+  double longest = 0;  // seconds of the longest run so far
+  for (const G2Run& run : plan) {
     for (size_t launch = 0; launch < k.launch_count; ++launch) {
+      // The next run is taken to last as long as the longest so far (a fresh seed costs what the last one did).
+      if (std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                 std::chrono::duration<double>(longest)) >= o.stop_at)
+        return {"G2", GateStatus::failed,
+                {{"runs", runs}, {"runs_planned", total}, {"cut_short", true},
+                 {"reason", "not finished: the job's budget was spent"}}};
       worker::RunKernelRequest req = base;
       req.launch = launch;
       req.poison_fill = run.fill;
@@ -79,7 +89,14 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
       json summary = {{"launch", launch}, {"inputs", label}, {"poison_fill", run.fill}};
       if (run.small) summary["config"] = "small " + ir::describe_config(*small);
       // Each run's seconds: what each kind of draw and the small config add to G2 (benchmarks/RESULTS.md).
-      summary["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      summary["seconds"] = seconds;
+      longest = std::max(longest, seconds);
+      if (o.progress)
+        o.progress(fmt::format("G2 run {}/{} {}{}: {} ({:.1f} s)", ++done, total, label, run.small ? " small config" : "",
+                               failed_reply(r) ? "did not run" : r.match ? "match" : r.rounding_only ? "rounding only"
+                                                                                                   : "differs",
+                               seconds));
       if (failed_reply(r)) {
         summary.update(reply_evidence(r));
         runs.push_back(summary);
@@ -142,6 +159,10 @@ GateRecord g4(worker::Supervisor& sup, const std::string& bundle, size_t graph, 
 
 }  // namespace
 
+bool cut_short(const CascadeResult& r) {
+  return !r.gates.empty() && r.gates.back().evidence.is_object() && r.gates.back().evidence.value("cut_short", false);
+}
+
 bool passed_on_rounding(const CascadeResult& r) {
   for (const GateRecord& g : r.gates)
     if (g.gate == "G2" && g.status == GateStatus::passed && g.evidence.is_object()) return g.evidence.value("needs_fp64", false);
@@ -160,6 +181,10 @@ CascadeResult run_cascade(worker::Supervisor& sup, const ir::Bundle& bundle, siz
     if (g.evidence.is_object())
       g.evidence["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     bool ok = lets_through(g.status);
+    if (o.progress && g.evidence.is_object())
+      o.progress(fmt::format("{} {} ({:.1f} s)", g.gate,
+                             g.evidence.value("cut_short", false) ? "cut short: the budget" : to_string(g.status),
+                             g.evidence.value("seconds", 0.0)));
     res.gates.push_back(std::move(g));
     return !ok;
   };

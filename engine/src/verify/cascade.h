@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,14 @@ struct CascadeOptions {
   bool fp64_rule_only = false;
   // G3: the kernels the candidate's module keeps run under the baseline's settled configs (stitch.h).
   stitch::Pins pins;
+  // Told each gate's outcome and each G2 run as it ends (`G2 run 3/7 seed 1 (symmetric): match (12.3 s)`): a
+  // cascade in the interpreter takes minutes. Not a gate setting (not in the search's cache key).
+  std::function<void(const std::string&)> progress;
+  // G2 starts no run that would end after this time (each taken to last as long as the longest before it): the
+  // cascade ends cut short (`cut_short`), neither accepted nor
+  // rejected. The job's hard end of its budget (search/cost.h): a candidate can run far slower in the
+  // interpreter than any estimate from the kernel it replaces.
+  std::chrono::steady_clock::time_point stop_at = std::chrono::steady_clock::time_point::max();
 };
 
 struct GateRecord {
@@ -88,6 +97,9 @@ struct CascadeResult {
 // the final module, not once per candidate.
 CascadeResult run_cascade(worker::Supervisor& sup, const ir::Bundle& bundle, size_t graph, const ir::Kernel& kernel,
                           const std::string& candidate_source, const CascadeOptions& o);
+
+// Whether the cascade was cut short at `stop_at`: it says nothing of the candidate (never cached as a verdict).
+bool cut_short(const CascadeResult& r);
 
 // Whether the candidate passed G2 only on rounding-level differences from the original (a changed
 // summation order): its correctness then rests on the float64 rule, at G3 and at the end-to-end gate.

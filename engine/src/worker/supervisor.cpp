@@ -1,8 +1,10 @@
 #include "worker/supervisor.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 #include <fmt/format.h>
@@ -15,13 +17,27 @@ namespace {
 std::mutex g_live_mu;
 std::set<Supervisor*> g_live;
 
+std::atomic<int> g_signal{0};
+std::atomic<bool> g_catch{false};
+
+void say(const char* line) {
+  ssize_t n = write(STDERR_FILENO, line, strlen(line));  // write(2): safe in a signal handler
+  (void)n;
+}
+
 void on_signal(int sig) {
+  int first = 0;
+  bool again = !g_signal.compare_exchange_strong(first, sig);
+  say(again ? "\nkernelopt: interrupted again; stopping now\n"
+      : g_catch ? "\nkernelopt: interrupted; stopping the workers and writing a partial report (again to stop now)\n"
+                : "\nkernelopt: interrupted; stopping the workers\n");
   // Best effort from a signal handler: kill the worker groups so none outlive us.
   // (try_lock: never deadlock if the signal lands while the set is being edited.)
   if (g_live_mu.try_lock()) {
     for (Supervisor* s : g_live) s->shutdown();
     g_live_mu.unlock();
   }
+  if (g_catch && !again) return;  // the job sees interrupted() and writes what it has
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -30,6 +46,14 @@ void on_signal(int sig) {
 void install_shutdown_handlers() {
   signal(SIGINT, on_signal);
   signal(SIGTERM, on_signal);
+}
+
+void catch_interrupts(bool on) { g_catch = on; }
+
+int interrupted() { return g_signal.load(); }
+
+std::string signal_name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : fmt::format("signal {}", sig);
 }
 
 Supervisor::Supervisor(SupervisorOptions o) : opts_(std::move(o)) {
@@ -150,7 +174,10 @@ nlohmann::json Supervisor::run_on(Slot& slot, nlohmann::json req, std::chrono::m
            {"stderr_tail", slot.proc->stderr_tail()}};
     replace = true;
   }
-  if (replace) {
+  if (replace && down()) {
+    // Shut down under the request (an interrupt): the worker was killed on purpose; start no other.
+    out = shutdown_reply();
+  } else if (replace) {
     slot.proc->kill();
     try {
       start(slot);
@@ -166,6 +193,11 @@ nlohmann::json Supervisor::run_on(Slot& slot, nlohmann::json req, std::chrono::m
   // All: a call_each waits for one particular worker, a call for any; one wake-up could miss either.
   cv_.notify_all();
   return out;
+}
+
+bool Supervisor::down() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return down_;
 }
 
 void Supervisor::shutdown() {

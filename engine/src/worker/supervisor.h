@@ -46,6 +46,7 @@ class Supervisor {
   std::vector<nlohmann::json> hellos();
   size_t replacements() const { return replacements_.load(); }
   void shutdown();  // kills every worker; call() afterwards fails fast
+  bool down();     // shut down (an interrupt): replies since are "shutdown" failures, not the candidates' doing
 
  private:
   struct Slot {
@@ -67,8 +68,20 @@ class Supervisor {
   bool down_ = false;
 };
 
-// Installs SIGINT/SIGTERM handlers that ask every live Supervisor to shut down
-// (killing worker process groups), then re-raise the signal's default action.
+// Installs SIGINT/SIGTERM handlers that ask every live Supervisor to shut down (killing worker process
+// groups) and say so on stderr. Then, unless a job catches interrupts (below), they re-raise the signal's
+// default action; a second signal always does.
 void install_shutdown_handlers();
+// While true, the first SIGINT/SIGTERM leaves the process running once the workers are stopped: the job
+// (pipeline/job.h) notices through interrupted(), writes its partial report and ends with interrupted_exit.
+void catch_interrupts(bool on);
+// The signal that interrupted the process (SIGINT, SIGTERM), or 0; and a signal's name ("SIGINT").
+int interrupted();
+std::string signal_name(int sig);
+// Thrown by a job that was interrupted, after its partial report: main exits with 128 + the signal.
+struct Interrupted : std::runtime_error {
+  int signal;
+  Interrupted(int sig, const std::string& what) : std::runtime_error(what), signal(sig) {}
+};
 
 }  // namespace kopt::worker

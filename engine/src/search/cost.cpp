@@ -1,0 +1,66 @@
+#include "search/cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace kopt::search {
+
+double launch_elements(const ir::Launch& l) {
+  double n = 1;
+  bool any = false;
+  for (const auto& [param, text] : l.bound) {
+    if (param.size() < 5 || param.compare(param.size() - 5, 5, "numel") != 0) continue;
+    char* end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0') continue;  // symbolic: not known before the run
+    n *= std::max(1.0, v);
+    any = true;
+  }
+  return any ? n : 0;
+}
+
+double kernel_elements(const ir::Artifact& a, const ir::Kernel& k) {
+  const ir::Function* f = a.entry_function();
+  if (!f) return 0;
+  double n = 0;
+  for (const ir::Launch& l : f->launches)
+    if (&a.kernels.at(l.kernel) == &k) n += launch_elements(l);
+  return n;
+}
+
+double model_elements(const ir::Bundle& b) {
+  double n = 0;
+  for (const auto& g : b.graphs)
+    for (const ir::Kernel& k : g->kernels) n += kernel_elements(*g, k);
+  return n;
+}
+
+double cascade_kernel_runs(int seeds) {
+  // The recorded inputs: the worker's first recording of the kernel's launches, the original, the candidate
+  // twice and the comparisons; then the small config and each seed: original, candidate, comparison.
+  return 6 + 3.0 * (1 + std::max(0, seeds));
+}
+
+double cascade_seconds(const CostInputs& c, double kernel_elements, std::optional<double> earlier_s) {
+  double model_s = c.model_run_s > 0 ? c.model_run_s : (c.gpu ? 0 : c.model_elements * kInterpreterSecondsPerElement);
+  // The kernel's share of a model run; all of it when the sizes are not literal.
+  double share = c.model_elements > 0 && kernel_elements > 0 ? std::min(1.0, kernel_elements / c.model_elements) : 1.0;
+  // On a GPU the runs take milliseconds; a compile of the candidate (one to a few seconds) dominates.
+  double s = c.gpu ? 2.0 + 2 * model_s : cascade_kernel_runs(c.seeds) * share * model_s + 2 * model_s;
+  return std::max(s, earlier_s.value_or(0));
+}
+
+double end_to_end_seconds(const CostInputs& c) {
+  double model_s = c.model_run_s > 0 ? c.model_run_s : (c.gpu ? 0 : c.model_elements * kInterpreterSecondsPerElement);
+  return c.gpu ? 1.0 + kEndToEndModelRuns * model_s : kEndToEndModelRuns * model_s;
+}
+
+std::string seconds_text(double s) {
+  if (s < 10) return fmt::format("{:.1f} s", s);
+  if (s < 600) return fmt::format("{:.0f} s", s);
+  return fmt::format("{:.0f} min", s / 60);
+}
+
+}  // namespace kopt::search

@@ -1,0 +1,62 @@
+// What a step of the job will cost, estimated before it starts, so that the job does not start a step it
+// cannot finish inside its budget (docs/optimize.md, "The budget"). In CPU mode Triton's interpreter runs
+// every kernel, and its time grows with the elements a kernel iterates: a model run is estimated from the
+// bundle's sizes (each launch's literal *numel arguments) at a measured interpreter rate, until the baseline
+// stage has timed a real run of this bundle. A cascade is estimated from that run, its kernel's share of it
+// and how many runs the gates make, or from what an earlier cascade of the same kernel took, whichever is
+// larger.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "artifact/bundle.h"
+
+namespace kopt::search {
+
+// Elements one launch iterates: the product of its literal *numel arguments (xnumel, r0_numel, ...); 0 when
+// none is literal (a kernel file's launcher computes them).
+double launch_elements(const ir::Launch& l);
+// Elements one run of `k` iterates (all its launches in the entry function), and one model run (every graph).
+double kernel_elements(const ir::Artifact& a, const ir::Kernel& k);
+double model_elements(const ir::Bundle& b);
+
+// Triton's interpreter (triton 3.6, numpy), seconds per element iterated, measured on the CI machine's
+// class of CPU (docs/cpu_mode.md, "Budgets": a split scan 0.54 us per element, a looped softmax 0.5 us per
+// element and pass), rounded up so that an estimate errs towards not starting. A kernel that loops over its
+// elements twice counts them once here: the baseline's timed run corrects it before any cascade.
+inline constexpr double kInterpreterSecondsPerElement = 6e-7;
+// The baseline stage in model runs: the module's run, the recorded run, the comparison with eager and
+// loading (cumsum_long_large: 17.3 s for a 4.5 s run).
+inline constexpr double kBaselineModelRuns = 4;
+// The end-to-end gate in model runs (the stitched module, the baseline's, the comparison).
+inline constexpr double kEndToEndModelRuns = 3;
+
+// How far past its end a job may run, as a share of the budget: a cascade running over its estimate stops there
+// (no G2 run starts later; the end-to-end gate's time kept back), and the end-to-end gate may run into it.
+inline constexpr double kOverrun = 0.25;
+
+// Runs of the kernel alone one cascade makes in the interpreter, with comparisons counted as runs: G2's
+// recorded inputs (twice, plus the worker's first recording of the launches), the small config and each
+// seed (the original, the candidate and their comparison each).
+double cascade_kernel_runs(int seeds);
+
+struct CostInputs {
+  bool gpu = false;
+  double model_run_s = 0;      // one run of the baseline module (the baseline stage's own); 0: not measured
+  double model_elements = 0;   // model_elements(bundle)
+  int seeds = 5;
+};
+
+// Seconds one cascade of a candidate for a kernel iterating `kernel_elements` will take: G2's kernel runs at
+// the kernel's share of a model run plus G3's two model runs (GPU: G3's runs plus a compile, the timed
+// repetitions being short), and never less than `earlier_s`, what a cascade of this kernel took before.
+double cascade_seconds(const CostInputs& c, double kernel_elements, std::optional<double> earlier_s);
+
+// Seconds the end-to-end gate will take: the search stops this much before the budget's end.
+double end_to_end_seconds(const CostInputs& c);
+
+// "1.2 s", "95 s", "12 min": an estimate as a person reads it.
+std::string seconds_text(double s);
+
+}  // namespace kopt::search
