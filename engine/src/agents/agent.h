@@ -56,6 +56,9 @@ struct Candidate {
   // launch grid, pinned to the baseline's config): the tuner and reviewer re-pin `source` itself.
   bool own_config_space = false;
   std::string parent;       // the candidate it was derived from (tuner, reviewer); empty for the coder's
+  // Screened after every other strategy's candidates, not in the round-robin: a kind that compiles for
+  // seconds and measured behind the launch configs it would otherwise displace from the budget.
+  bool screen_last = false;
 };
 
 // What the planner decided for one kernel.

@@ -7,6 +7,8 @@
 // (generate) and the coder proposes what they built.
 #include "agents/coder/builtin.h"
 
+#include <algorithm>
+
 #include "agents/coder/config_space.h"
 #include "agents/coder/patterns/patterns.h"
 #include "agents/coder/rewrites/rewrites.h"
@@ -107,6 +109,7 @@ std::vector<Candidate> BuiltinCoder::propose(const KernelProfile& k, const Plan&
     for (auto& g : groups)
       if (i < g.size()) merged.push_back(std::move(g[i])), ++left;
   }
+  std::stable_partition(merged.begin(), merged.end(), [](const Candidate& c) { return !c.screen_last; });
   return merged;
 }
 

@@ -245,9 +245,10 @@ std::vector<Candidate> window(const KernelProfile& k, std::string* why_not) {
   // neighbours' halo tiles cost less per output). Walked rows: 4 then 8 (unrolled, each step's
   // loads issued early; more rows hold more carried values in registers).
   // A big window (a reduction unrolled, 25 loads and up) compiles for seconds per instance: only the
-  // tiling that led on the H200 (4 outputs per lane, 4 rows walked; 25- and 49-element max pools),
-  // so the search's budget still screens the launch configs (8 instances left the best configs of a
-  // 5x5 pool unscreened: 8.9 ms where a config had reached 3.8 ms).
+  // tiling that led on the H200 (4 outputs per lane, 4 rows walked; 25- and 49-element max pools), and
+  // screened after the launch configs. On the H200 it reached 1.5-1.75x on three big max pools, while
+  // a launch config of Inductor's reduction had reached 3.5x on one of them (a 5x5 dilated pool) when
+  // the 8 window instances did not take the screening budget first.
   const bool big = w->loads.size() > 16;
   for (int64_t v : {4, 8}) {
     if (next_pow2(v * d0.stride) > 32 || (v > 1 && v > next_pow2(d0.radix))) continue;
@@ -270,6 +271,7 @@ std::vector<Candidate> window(const KernelProfile& k, std::string* why_not) {
             fmt::format("window: {} outputs per lane, {} lanes x {} tile rows per program{}, num_warps={}", v, c,
                         t.g, walk ? fmt::format(", {} output rows walked", rh) : "", warps));
         cand.origin = "pattern:window";
+        cand.screen_last = big;
         out.push_back(std::move(cand));
       }
     }
