@@ -166,6 +166,22 @@ TEST(ReportMarkdown, GpuReport) {
   EXPECT_EQ(md.find("null"), std::string::npos);
 }
 
+TEST(ReportMarkdown, AUserAutotuneKernelsWinnerIsAPasteableTritonConfig) {
+  json r = gpu_report();
+  json& k = r["kernels"][0];
+  k["kind"] = "user_autotune";
+  k["chosen"] = "c9";
+  k["candidates"].push_back({{"id", "c9"}, {"origin", "config"}, {"description", "num_warps=8 num_stages=2"},
+                             {"config", {{"BLOCK_SIZE", 1024}, {"EVEN", true}, {"num_warps", 8}, {"num_stages", 2}}}});
+  std::string md = rep::render_markdown(r);
+  EXPECT_NE(md.find("Winning config, to paste into the kernel's `@triton.autotune(configs=[...])`: "
+                    "`triton.Config({'BLOCK_SIZE': 1024, 'EVEN': True}, num_stages=2, num_warps=8)`"),
+            std::string::npos)
+      << md;
+  // Inductor's own kernels: their configs are Inductor's to choose, no such line.
+  EXPECT_EQ(rep::render_markdown(gpu_report()).find("Winning config"), std::string::npos);
+}
+
 TEST(ReportMarkdown, CpuReportShowsNoTimes) {
   std::string md = rep::render_markdown(cpu_report());
   EXPECT_NE(md.find("**Performance not measured (CPU mode).**"), std::string::npos);

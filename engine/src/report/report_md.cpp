@@ -155,6 +155,22 @@ void split(std::string& out, const json& r, bool measured) {
   }
 }
 
+// `{"BLOCK": 128, "num_warps": 4, "num_stages": 2}` as `triton.Config({'BLOCK': 128}, num_warps=4, num_stages=2)`.
+std::string triton_config(const json& c) {
+  std::vector<std::string> meta, opts;
+  for (const auto& [key, v] : c.items()) {
+    std::string value = v.is_string() ? "'" + v.get<std::string>() + "'" : v.is_boolean() ? (v.get<bool>() ? "True" : "False")
+                                                                                          : v.dump();
+    if (key == "num_warps" || key == "num_stages" || key == "num_ctas" || key == "maxnreg")
+      opts.push_back(key + "=" + value);
+    else
+      meta.push_back("'" + key + "': " + value);
+  }
+  std::string s = "triton.Config({" + join(meta, ", ") + "}";
+  for (const std::string& o : opts) s += ", " + o;
+  return s + ")";
+}
+
 std::string accepted_cell(const json& k) {
   auto a = boolean(k, "accepted");
   if (!a) return kDash;
@@ -247,6 +263,12 @@ void candidates(std::string& out, const json& r, bool measured) {
     std::string chosen = text(k, "chosen");
     facts.push_back(chosen.empty() ? "no candidate chosen" : "chosen " + md_text(chosen));
     out += join(facts, " · ") + "\n\n";
+    // A user's @triton.autotune kernel: the winning config as the line to paste into its configs list.
+    if (text(k, "kind") == "user_autotune" && !chosen.empty())
+      for (const json& c : array(k, "candidates"))
+        if (text(c, "id") == chosen && c.contains("config") && c["config"].is_object())
+          out += "Winning config, to paste into the kernel's `@triton.autotune(configs=[...])`: " +
+                 md_code(triton_config(c["config"]), false) + "\n\n";
     if (std::string note = text(k, "note"); !note.empty()) out += "Note: " + md_text(note) + "\n\n";
     for (const json& d : array(k, "declined"))
       if (d.is_string()) out += "Declined: " + md_text(d.get<std::string>()) + "\n\n";
