@@ -33,30 +33,6 @@ bool mentions(const std::string& text, const std::set<std::string>& names) {
   return false;
 }
 
-// `text` with each whole-word name in `to` replaced (attributes such as tl.float32 and string
-// literals kept as written).
-std::string substitute(const std::string& text, const std::map<std::string, std::string>& to) {
-  std::string out;
-  for (size_t i = 0; i < text.size();) {
-    if (std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_') {
-      size_t j = i;
-      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
-      std::string w = text.substr(i, j - i);
-      auto it = (i > 0 && text[i - 1] == '.') ? to.end() : to.find(w);
-      out += it == to.end() ? w : it->second;
-      i = j;
-    } else if (text[i] == '\'' || text[i] == '"') {
-      size_t j = text.find(text[i], i + 1);
-      j = j == std::string::npos ? text.size() : j + 1;
-      out += text.substr(i, j - i);
-      i = j;
-    } else {
-      out += text[i++];
-    }
-  }
-  return out;
-}
-
 // An r digit's value at one r (r0_4 = r0_index // 5 at r = 13: 2), Python's integer semantics.
 std::optional<int64_t> eval_r(const py::Module& m, const py::Node* n, int64_t r,
                               const std::map<std::string, const py::Node*>& digits) {
@@ -158,7 +134,7 @@ std::optional<Unrolled> unroll_reduction(const ir::Kernel& k, std::string* why) 
     for (const std::string& name : rdep)
       if (!to.count(name)) to[name] = fmt::format("{}_r{}", name, r);
     for (const std::string& line : per_r) {
-      std::string s = substitute(line, to);
+      std::string s = templates::substitute_words(line, to);
       std::smatch m;
       if (std::regex_match(s, m, broadcast)) s = fmt::format("{} = {}", m[1].str(), m[2].str());
       u.lines.push_back(s);

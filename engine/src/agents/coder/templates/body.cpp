@@ -59,6 +59,12 @@ std::set<std::string> assigned_names(const std::string& stmt) {
 }
 
 std::string rename_words(const std::string& text, const std::set<std::string>& names, const std::string& suffix) {
+  std::map<std::string, std::string> to;
+  for (const std::string& n : names) to[n] = n + suffix;
+  return substitute_words(text, to);
+}
+
+std::string substitute_words(const std::string& text, const std::map<std::string, std::string>& to) {
   std::string out;
   for (size_t i = 0; i < text.size();) {
     if (std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_') {
@@ -66,7 +72,8 @@ std::string rename_words(const std::string& text, const std::set<std::string>& n
       while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
       std::string w = text.substr(i, j - i);
       bool attribute = i > 0 && text[i - 1] == '.';  // tl.float32: an attribute, not a variable
-      out += (!attribute && names.count(w)) ? w + suffix : w;
+      auto it = attribute ? to.end() : to.find(w);
+      out += it == to.end() ? w : it->second;
       i = j;
     } else if (text[i] == '\'' || text[i] == '"') {  // string literals stay as written
       char q = text[i];

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -21,5 +22,9 @@ std::set<std::string> assigned_names(const std::string& stmt);
 
 // `text` with every whole-word occurrence of a name in `names` suffixed with `suffix`.
 std::string rename_words(const std::string& text, const std::set<std::string>& names, const std::string& suffix);
+
+// `text` with every whole word that is a key of `to` replaced by its value (attributes such as
+// tl.float32 and string literals kept as written).
+std::string substitute_words(const std::string& text, const std::map<std::string, std::string>& to);
 
 }  // namespace kopt::agents::templates
