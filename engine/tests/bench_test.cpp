@@ -27,6 +27,7 @@ namespace {
 json row(int level, const std::string& id, const std::string& status, json speedup, json correct) {
   return {{"level", level}, {"problem", id}, {"status", status}, {"speedup", speedup}, {"wall_speedup", speedup},
           {"correct", correct}, {"measured", !speedup.is_null()}, {"host_bound", false},
+          {"eager", {{"device_ms", 2.0}, {"wall_ms", 2.2}, {"kernel_ms", 1.9}}},
           {"compiled", {{"device_ms", 1.0}, {"wall_ms", 1.2}, {"kernel_ms", 0.9}}},
           {"optimized", {{"device_ms", 0.5}, {"wall_ms", 0.7}, {"kernel_ms", 0.45}}},
           {"kernels", 2}, {"accepted_count", 1}, {"accepted", {"k0: c3"}}, {"reason", ""}};
@@ -97,6 +98,7 @@ TEST(BenchTable, GeomeanFastPAndCorrectness) {
       row(1, "level1/e.py", "error", nullptr, nullptr),
       row(2, "level2/f.py", "optimized", 1.1, true),
   };
+  rows[0]["eager"]["device_ms"] = 0.8;
   json t = b::summarize(rows);
   ASSERT_EQ(t.size(), 3u);  // level 1, level 2, all
   const json& l1 = t[0];
@@ -111,10 +113,18 @@ TEST(BenchTable, GeomeanFastPAndCorrectness) {
   EXPECT_NEAR(l1["geomean"].get<double>(), std::pow(2.0 * 1.25 * 1.0 * 4.0, 0.25), 1e-12);
   EXPECT_EQ(l1["optimized_n"], 3);
   EXPECT_NEAR(l1["geomean_optimized"].get<double>(), std::pow(2.0 * 1.25 * 4.0, 1.0 / 3), 1e-12);
+  // KernelBench's p: fast_0 is the correct share of rows that were measured.
+  EXPECT_DOUBLE_EQ(l1["fast_p"]["0.0"].get<double>(), 3.0 / 5);
+  EXPECT_DOUBLE_EQ(l1["fast_p"]["0.5"].get<double>(), 3.0 / 5);
+  EXPECT_DOUBLE_EQ(l1["fast_p"]["0.8"].get<double>(), 3.0 / 5);
   EXPECT_DOUBLE_EQ(l1["fast_p"]["1.0"].get<double>(), 2.0 / 5);
-  EXPECT_DOUBLE_EQ(l1["fast_p"]["1.03"].get<double>(), 2.0 / 5);
   EXPECT_DOUBLE_EQ(l1["fast_p"]["1.5"].get<double>(), 1.0 / 5);
   EXPECT_DOUBLE_EQ(l1["fast_p"]["2.0"].get<double>(), 0.0);
+  EXPECT_FALSE(l1["fast_p"].contains("1.03"));
+  // Against eager: eager 2.0 ms over optimized 0.5 ms (a: 0.8 ms, so 1.6x).
+  EXPECT_NEAR(l1["geomean_eager"].get<double>(), std::pow(1.6 * 4 * 4 * 4, 0.25), 1e-12);
+  EXPECT_DOUBLE_EQ(l1["fast_p_eager"]["1.5"].get<double>(), 3.0 / 5);  // a, b, c; d is wrong
+  EXPECT_DOUBLE_EQ(l1["fast_p_eager"]["2.0"].get<double>(), 2.0 / 5);  // b, c
   EXPECT_EQ(t[2]["level"], "all");
   EXPECT_EQ(t[2]["problems"], 6);
 }
@@ -142,35 +152,76 @@ TEST(BenchTable, HeadroomRecoveredCountsRowsWellAboveTheirFloorFallbacksIncluded
   json bench = {{"suite", "s"}, {"device", "cuda"}, {"performance_measured", true}, {"settings", json::object()},
                 {"shards", {"0/1"}}, {"expected", 4}, {"levels", t}, {"rows", rows}};
   EXPECT_NE(kopt::report::render_bench_markdown(bench).find("| 19% (2) |"), std::string::npos);
-  EXPECT_NE(kopt::report::render_bench_html(bench).find(">19% (2)</td>"), std::string::npos);
+  EXPECT_NE(kopt::report::render_bench_html(bench).find(">19%<br><small>(2)</small></td>"), std::string::npos);
   rows.resize(1), rows[0].erase("floor_ms");
   EXPECT_TRUE(b::summarize(rows)[0]["headroom"].is_null());
 }
 
-TEST(BenchTable, WhereTheTimeWentIsMediansOverTheTimedRows) {
+TEST(BenchTable, WhereTheTimeWentIsMeansWhosePartsAddUp) {
   // Three timed rows (one captured ahead, two captured by their job) and one without stages.
   std::vector<json> rows = {row(1, "level1/a", "optimized", 1.5, true), row(1, "level1/b", "fallback", 1.0, true),
                             row(1, "level1/c", "optimized", 1.2, true), row(1, "level1/d", "error", nullptr, nullptr)};
-  rows[0]["seconds"] = 30.0, rows[0]["stages"] = {{"capture_ahead", 18.0}, {"load", 0.1}, {"search", 9.0},
+  rows[0]["seconds"] = 30.0, rows[0]["stages"] = {{"capture_ahead", 18.0}, {"load", 0.1}, {"workers", 0.4},
+                                                  {"baseline", 1.0}, {"profile", 0.5}, {"search", 9.0},
                                                   {"stitch", 0.1}, {"end_to_end", 1.9}, {"bench_check", 1.0},
                                                   {"bench_times", 1.0}};
   rows[1]["seconds"] = 20.0, rows[1]["stages"] = {{"load", 16.0}, {"search", 0.0}};
-  rows[2]["seconds"] = 70.0, rows[2]["stages"] = {{"load", 22.0}, {"search", 40.0}, {"end_to_end", 3.0}};
+  rows[2]["seconds"] = 70.0, rows[2]["stages"] = {{"load", 22.0}, {"plan", 1.0}, {"search", 40.0}, {"regions", 2.0},
+                                                  {"end_to_end", 3.0}};
   json t = b::summarize(rows);
   ASSERT_EQ(t.size(), 1u);
   EXPECT_EQ(t[0]["time_n"].get<size_t>(), 3u);
-  EXPECT_DOUBLE_EQ(t[0]["time"]["total"].get<double>(), 30.0);
-  EXPECT_DOUBLE_EQ(t[0]["time"]["capture"].get<double>(), 18.0);  // 16, 18 (ahead, not the bundle read), 22
-  EXPECT_DOUBLE_EQ(t[0]["time"]["search"].get<double>(), 9.0);
-  EXPECT_DOUBLE_EQ(t[0]["time"]["end_to_end"].get<double>(), 2.0);
+  const json& tm = t[0]["time"];
+  EXPECT_DOUBLE_EQ(tm["total"].get<double>(), (48.0 + 20.0 + 70.0) / 3);  // a capture ahead counts in its total
+  EXPECT_DOUBLE_EQ(tm["capture"].get<double>(), (18.1 + 16.0 + 22.0) / 3);
+  EXPECT_DOUBLE_EQ(tm["start"].get<double>(), 0.4 / 3);
+  EXPECT_DOUBLE_EQ(tm["measure"].get<double>(), 1.5 / 3);
+  EXPECT_DOUBLE_EQ(tm["search"].get<double>(), (9.0 + 43.0) / 3);
+  EXPECT_DOUBLE_EQ(tm["verify"].get<double>(), (2.0 + 3.0) / 3);
+  EXPECT_DOUBLE_EQ(tm["bench"].get<double>(), 2.0 / 3);
+  double parts = 0;
+  for (const char* p : b::kTimeParts) parts += tm[p].get<double>();
+  EXPECT_NEAR(parts, tm["total"].get<double>(), 1e-9);  // "other" closes the sum
+  EXPECT_NEAR(tm["other"].get<double>(), (48.0 - 33.0 + 20.0 - 16.0 + 70.0 - 68.0) / 3, 1e-9);
   json bench = {{"suite", "s"}, {"device", "cuda"}, {"performance_measured", true}, {"settings", json::object()},
                 {"shards", {"0/1"}}, {"expected", 4}, {"levels", t}, {"rows", rows}};
   std::string md = kopt::report::render_bench_markdown(bench);
   EXPECT_NE(md.find("## Where the time went"), std::string::npos);
-  EXPECT_NE(md.find("| 1 | 3 | 30.0 | 18.0 | 9.0 | 2.0 | 0.0 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 1 | 3 | 46.0 | 18.7 | 0.1 | 0.5 | 17.3 | 1.7 | 0.7 | 7.0 |"), std::string::npos) << md;
+  EXPECT_NE(kopt::report::render_bench_html(bench).find("id=\"time\""), std::string::npos);
   for (auto& r : rows) r.erase("stages");  // rows from before per-stage times: no section
   bench["levels"] = b::summarize(rows);
   EXPECT_EQ(kopt::report::render_bench_markdown(bench).find("## Where the time went"), std::string::npos);
+}
+
+TEST(BenchTable, TheTerminalTableFitsIn120ColumnsAndKeepsTheFigures) {
+  std::vector<json> rows = {row(1, "level1/a_problem_with_a_very_long_name_that_goes_on_and_on.py", "optimized", 2.0,
+                                true),
+                            row(1, "level1/b.py", "fallback", 1.0, true), row(2, "level2/c.py", "error", nullptr, nullptr)};
+  rows[1]["reason"] = std::string(300, 'x');  // a long reason is cut, not wrapped
+  rows[2]["reason"] = "capturing level2/c.py failed: torch.compile failed: BackendCompilerFailed × 3";
+  rows[0]["seconds"] = 10.0, rows[0]["stages"] = {{"load", 4.0}, {"search", 5.0}};
+  json bench = {{"suite", "s"}, {"device", "cuda"}, {"gpu", "NVIDIA H200"}, {"performance_measured", true},
+                {"settings", {{"budget_s", 60}, {"agents", "builtin"}}}, {"shards", {"0/1"}}, {"expected", 3},
+                {"levels", b::summarize(rows)}, {"rows", rows}};
+  std::string out = kopt::report::render_bench_terminal(bench);
+  size_t lines = 0;
+  for (size_t start = 0; start < out.size();) {
+    size_t end = out.find('\n', start);
+    if (end == std::string::npos) end = out.size();
+    std::string line = out.substr(start, end - start);
+    size_t cols = 0;
+    for (char c : line) cols += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    EXPECT_LE(cols, kopt::report::kTerminalWidth) << line;
+    start = end + 1, ++lines;
+  }
+  EXPECT_GT(lines, 8u);
+  EXPECT_NE(out.find("1.41× (2)"), std::string::npos) << out;  // level 1's geomean with its count
+  EXPECT_NE(out.find("level1/b.py"), std::string::npos);
+  EXPECT_NE(out.find("level1/a_problem_with_a_very_lon…"), std::string::npos) << out;
+  EXPECT_NE(out.find("1.000 → 0.500"), std::string::npos) << out;
+  EXPECT_NE(out.find("capturing level2/c.py failed"), std::string::npos);
+  EXPECT_NE(out.find("Where the time went"), std::string::npos);
 }
 
 TEST(BenchRow, ModuleFloorTakesEachKernelsExcessOverItsFloor) {
@@ -244,8 +295,9 @@ TEST(BenchTable, PeakMemoryColumnAndTheLevelsLargestRatio) {
   EXPECT_NE(md.find("| — | 23.4 GiB (1.8x) | — |"), std::string::npos) << md;  // vendor share, peak mem, reason
   EXPECT_NE(md.find("(0) | 2.50x |"), std::string::npos) << md;                   // the level's largest ratio
   std::string html = kopt::report::render_bench_html(bench);
-  EXPECT_NE(html.find("<th>peak mem</th>"), std::string::npos);
-  EXPECT_NE(html.find("<td class=\"num\" data-v=\"25125558682\">23.4 GiB (1.8x)</td>"), std::string::npos);
+  EXPECT_NE(html.find(">peak mem</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num\" data-v=\"25125558682\">23.4 GiB<br><small>1.8x</small></td>"),
+            std::string::npos);
   EXPECT_NE(html.find(">2.50x</td>"), std::string::npos);
 }
 

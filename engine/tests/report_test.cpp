@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <limits>
 
+#include "pipeline/optimize_report.h"
 #include "report/report.h"
+#include "report/report_svg.h"
 #include "test_util.h"
 #include "util/error.h"
 
@@ -148,7 +150,7 @@ TEST(ReportMarkdown, GpuReport) {
   EXPECT_NE(md.find("| Vendor calls | 0.300 | 25% |"), std::string::npos);
   EXPECT_NE(md.find("| `sm90_xmma_gemm_bf16bf16_bf16f32` | 0.300 |"), std::string::npos);
   // Kernel rows: before, after, floor, x above floor, speedup, accepted.
-  EXPECT_NE(md.find("| `triton_red_fused__softmax_0` | reduction / softmax | memory | 268.4 MB | 0 FLOP | 0.149 | "
+  EXPECT_NE(md.find("| `triton_red_fused__softmax_0` | reduction / softmax | memory | 268.4 MB | none counted (no tl.dot) | 0.149 | "
                     "0.131 | 0.063 | 2.37× → 2.08× | 1.14× | yes (c3) |"),
             std::string::npos)
       << md;
@@ -191,7 +193,7 @@ TEST(ReportMarkdown, CpuReportShowsNoTimes) {
   EXPECT_EQ(md.find("Before (ms)"), std::string::npos);
   EXPECT_NE(md.find("## Triton vs vendor time\n\nNot measured (CPU mode). Vendor calls kept as they are: `aten.mm`."),
             std::string::npos);
-  EXPECT_NE(md.find("| `triton_red_fused__softmax_0` | reduction / softmax | unknown | 268.4 MB | 0 FLOP | — | "
+  EXPECT_NE(md.find("| `triton_red_fused__softmax_0` | reduction / softmax | unknown | 268.4 MB | none counted (no tl.dot) | — | "
                     "no (fell back) | — |"),
             std::string::npos)
       << md;
@@ -419,4 +421,101 @@ TEST(ReportWrite, WritesThreeFiles) {
 
 TEST(ReportWrite, UnwritableDirectoryIsAUserError) {
   EXPECT_THROW(rep::write_reports(gpu_report(), "/proc/definitely/not/writable"), kopt::UserError);
+}
+
+// What issue 28 asked of the reports: each gate's numbers beside its rule, "not run" candidates folded,
+// chart labels that tell kernels apart, no "0 FLOP" where FLOPs were not counted.
+TEST(ReportGates, SummariesCarryTheNumbersJudged) {
+  using kopt::pipeline::gate_summary;
+  json g3 = {{"gate", "G3"}, {"status", "failed"},
+             {"evidence", {{"candidate_vs_fp64_max_rel", 2.46e-7}, {"baseline_vs_fp64_max_rel", 1.5e-7},
+                           {"allowed_max_rel", 2.25e-7}, {"vs_baseline_max_rel", 3e-6}, {"rule", "float64 fallback"}}}};
+  EXPECT_EQ(gate_summary(g3), "error vs float64 2.46e-07, allowed 2.25e-07 (the baseline's 1.5e-07)");
+  json within = {{"gate", "G3"}, {"evidence", {{"candidate_vs_fp64_max_rel", 1e-7}, {"vs_baseline_max_rel", 2e-6},
+                                               {"rule", "within tolerance of the baseline"}}}};
+  EXPECT_EQ(gate_summary(within), "max rel difference from the baseline 2e-06");
+  json g4 = {{"gate", "G4"}, {"status", "failed"},
+             {"evidence", {{"baseline", {{"p20_ms", 0.5}, {"p80_ms", 0.52}, {"median_ms", 0.51}}},
+                           {"candidate", {{"p20_ms", 0.48}, {"p80_ms", 0.49}, {"median_ms", 0.485}}},
+                           {"gamma", 1.03}, {"speedup", 1.0515}, {"rule", "candidate p80 <= baseline p20 / gamma"}}}};
+  EXPECT_EQ(gate_summary(g4), "1.052x: p80 0.49 ms vs baseline p20 0.5 ms / 1.03 = 0.485 ms");
+  json g2 = {{"gate", "G2"}, {"status", "failed"},
+             {"evidence", {{"reason", "outputs differ from the original kernel's"},
+                           {"mismatched_args", {{{"arg", 2}, {"ok", false}, {"max_abs", 0.041}, {"scale", 1.0},
+                                                 {"atol", 1e-5}, {"rtol", 1e-4}}}}}}};
+  EXPECT_EQ(gate_summary(g2), "outputs differ from the original kernel's: arg 2: max abs err 0.041 (output scale 1; "
+                              "allowed atol 1e-05 + rtol 0.0001 x |value|)");
+  json g1 = {{"gate", "G1"}, {"evidence", {{"findings", {{{"passed", false}, {"message", "stores outside the mask"}}}}}}};
+  EXPECT_EQ(gate_summary(g1), "stores outside the mask");
+}
+
+TEST(ReportHtml, GateCellsShowNumbersWithTheRuleOnHover) {
+  json r = gpu_report();
+  json& g = r["kernels"][0]["candidates"][0]["gates"][1];
+  g["summary"] = "max abs err 4.1e-2 > 1e-4";
+  g["evidence"] = {{"rule", "within tolerance of the baseline"}};
+  std::string html = rep::render_html(r);
+  EXPECT_NE(html.find("title=\"within tolerance of the baseline\""), std::string::npos);
+  EXPECT_NE(html.find("<span class=\"sum\">max abs err 4.1e-2 &gt; 1e-4</span>"), std::string::npos);
+}
+
+TEST(ReportHtml, NotRunCandidatesAreFolded) {
+  json r = gpu_report();
+  json& cs = r["kernels"][0]["candidates"];
+  for (int i = 0; i < 3; ++i)
+    cs.push_back({{"id", "n" + std::to_string(i)}, {"origin", "config"}, {"description", "XBLOCK=4"},
+                  {"outcome", "not_run"}, {"gates", json::array()}});
+  std::string html = rep::render_html(r);
+  size_t fold = html.find("<details class=\"not-run\"><summary>3 candidates not run</summary>");
+  ASSERT_NE(fold, std::string::npos) << html;
+  EXPECT_GT(html.find(">n0<"), fold);  // inside the fold, after the candidates that ran
+  EXPECT_LT(html.find(">c1<"), fold);
+  std::string md = rep::render_markdown(r);
+  EXPECT_NE(md.find("Not run (3): n0, n1, n2."), std::string::npos) << md;
+  EXPECT_EQ(md.find("| n0 |"), std::string::npos);
+}
+
+TEST(ReportHtml, ChartLabelsKeepBothEndsOfAKernelName) {
+  json r = gpu_report();
+  std::string a = "triton_red_fused__log_softmax_amax_exp_sub_sum_unsqueeze_view_0";
+  std::string b = "triton_red_fused__log_softmax_amax_exp_sub_sum_unsqueeze_view_1";
+  r["kernels"][0]["name"] = a, r["kernels"][1]["name"] = b;
+  std::string html = rep::render_html(r);
+  std::string ea = rep::svg::elide_middle(a, rep::svg::kLabelChars), eb = rep::svg::elide_middle(b, rep::svg::kLabelChars);
+  EXPECT_NE(ea, eb);
+  EXPECT_EQ(ea.substr(0, 10), "triton_red");
+  EXPECT_EQ(ea.substr(ea.size() - 7), "_view_0");
+  EXPECT_NE(html.find(">" + ea + "</text>"), std::string::npos);
+  EXPECT_NE(html.find("<title>" + a + "</title>"), std::string::npos);  // the whole name on hover
+  EXPECT_EQ(rep::svg::elide_middle("short_name", 56), "short_name");
+}
+
+TEST(ReportHtml, ZeroMatmulFlopsIsNotZeroFlop) {
+  std::string html = rep::render_html(gpu_report());
+  EXPECT_EQ(html.find("0 FLOP"), std::string::npos);
+  EXPECT_NE(html.find("none counted"), std::string::npos);
+  EXPECT_EQ(rep::render_markdown(gpu_report()).find("0 FLOP"), std::string::npos);
+}
+
+TEST(ReportConfig, AHelionKernelsWinnerIsAPasteableHelionConfig) {
+  json k = {{"name", "triton_helion_add_relu_0"}, {"kind", "user_autotune"}, {"accepted", true}, {"chosen", "c4"},
+            {"helion_config", {{"block_sizes", {1024}}, {"num_warps", 4}, {"indexing", "pointer"}}},
+            {"candidates", {{{"id", "c4"}, {"config", {{"num_warps", 8}, {"num_stages", 2}}}}}}};
+  EXPECT_EQ(rep::detail::winning_config(k),
+            "helion.Config(block_sizes=[1024], indexing='pointer', num_stages=2, num_warps=8)");
+  json r = gpu_report();
+  r["kernels"][0].update(k);
+  EXPECT_NE(rep::render_markdown(r).find("`@helion.kernel(config=...)`: `helion.Config(block_sizes=[1024]"),
+            std::string::npos);
+  EXPECT_NE(rep::render_html(r).find("<code>helion.Config(block_sizes=[1024], indexing=&#39;pointer&#39;"),
+            std::string::npos);
+  // A winner that set a kernel parameter has no helion.Config spelling: no line rather than a wrong one.
+  k["candidates"][0]["config"]["XBLOCK"] = 64;
+  EXPECT_EQ(rep::detail::winning_config(k), "");
+  // Not accepted, or Inductor's own kernel: nothing to paste.
+  k["candidates"][0]["config"].erase("XBLOCK");
+  k["accepted"] = false;
+  EXPECT_EQ(rep::detail::winning_config(k), "");
+  k["accepted"] = true, k["kind"] = "reduction";
+  EXPECT_EQ(rep::detail::winning_config(k), "");
 }

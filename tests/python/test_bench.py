@@ -14,6 +14,7 @@ import os
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import json  # noqa: E402
+import re  # noqa: E402
 import shutil  # noqa: E402
 import signal  # noqa: E402
 import sqlite3  # noqa: E402
@@ -93,14 +94,21 @@ def test_bench_writes_the_table_and_reports(full_run, suite):
     level1 = next(line for line in table_lines(md) if line.startswith("| 1 |"))
     assert level1.startswith("| 1 | 3 | 1 | 1 | 1 | 67% | not measured |"), level1
     assert "| all | 5 | 2 | 1 | 2 | 60% |" in md
-    assert md[md.index("## Table"):] in r.stdout  # the same table on stdout
+    # stdout: the compact table, every line within 120 columns, one line per problem, the reports named.
+    lines = [line for line in r.stdout.splitlines() if str(out) not in line]  # a path is as long as the user made it
+    assert lines and max(len(line) for line in lines) <= 120, max(lines, key=len)
+    assert any(re.match(r"1\s+3\s+1\s+1\s+1\s+67%\s+not measured", line) for line in lines), r.stdout
+    assert any(re.match(r"all\s+5\s+2\s+1\s+2\s+60%", line) for line in lines), r.stdout
+    for p in PROBLEMS:
+        assert any(line.startswith(p + " ") for line in lines), (p, r.stdout)
+    assert f"report.md and report.html in {out}" in r.stdout
     # Where the time went: the optimized and fallback problems carry per-stage seconds.
     timed = md[md.index("## Where the time went"):md.index("## Problems")]
     assert "| 1 | 2 |" in timed and "| 2 | 1 |" in timed, timed
 
     html = (out / "report.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and 'data-performance-measured="false"' in html
-    assert 'class="sortable" id="problems"' in html and "level2/broken" in html
+    assert 'class="sortable compact" id="problems"' in html and "level2/broken" in html
     assert "http://" not in html and "https://" not in html and " src=" not in html  # self-contained
 
 
@@ -173,6 +181,9 @@ def test_a_killed_run_resumes_where_it_stopped(kernelopt_bin, suite, full_run):
     r = bench(kernelopt_bin, suite["suite"], "--device", "cpu", "--out", out, "--db", suite["db"],
               "--budget-per-problem", 5)
     assert r.returncode == 2 and "other settings" in r.stderr and "--fresh" in r.stderr
+    # The field that differs, with both values, and not the whole settings object (tolerances and all).
+    assert "budget_s 60 there, 5 here" in r.stderr and "tolerances" not in r.stderr, r.stderr
+    assert sum(line.startswith("kernelopt: error:") for line in r.stderr.splitlines()) == 1, r.stderr
 
 
 def test_two_shards_merged_give_the_unsharded_table(kernelopt_bin, suite, full_run):

@@ -95,3 +95,20 @@ def test_kernel_without_config_gets_helions_default_and_keeps_it(tmp_path):
     base = bundle_ops.run_baseline({"bundle": str(tmp_path / "b")})
     assert base["match"], base
     bundle_state.loaded_bundles.clear()
+
+
+@needs_helion
+def test_the_report_carries_the_config_a_helion_winner_is_pasted_into(kernelopt_bin, tmp_path):
+    """report.json's Helion kernel carries the config it was captured with (helion_config), and every
+    candidate the search made varies launch options only — what helion.Config can spell, so an
+    accepted one prints as `helion.Config(block_sizes=[1024], num_warps=.., num_stages=..)` (the
+    renderers' part is engine/tests/report_test.cpp, ReportConfig)."""
+    bundle = CORPUS / "helion" / "add_relu"
+    r = subprocess.run([kernelopt_bin, "optimize", bundle, "--device", "cpu", "--budget", "5", "--out", tmp_path / "o"],
+                       capture_output=True, text=True, timeout=600, env=dict(os.environ, TRITON_INTERPRET="1"))
+    assert r.returncode == 0, r.stderr
+    (k,) = json.loads((tmp_path / "o" / "report.json").read_text())["kernels"]
+    meta = json.loads((bundle / "meta.json").read_text())
+    assert k["kind"] == "user_autotune" and k["helion_config"] == meta["helion"]["kernels"][0]["config"]
+    configs = [c["config"] for c in k["candidates"] if c.get("config")]
+    assert configs and all(set(c) <= {"num_warps", "num_stages"} for c in configs), configs

@@ -205,3 +205,121 @@ def test_tables_sort_by_value(browser, tmp_path):
     attrs = body_attrs(dump_dom(browser, probed, tmp_path))
     assert attrs.get("data-asc") == "8.4 MB,268.4 MB", attrs  # by value, not as text
     assert attrs.get("data-desc") == "268.4 MB,8.4 MB", attrs
+
+
+def bench_object(n_rows: int = 24) -> dict:
+    """A measured three-level bench of the shape `kernelopt bench` writes: long problem names, long
+    reasons, every column filled (rows as in results.jsonl; the tool summarizes the levels)."""
+    rows = []
+    for i in range(n_rows):
+        level = 1 + i % 3
+        name = f"{i:02d}_log_softmax_over_the_middle_dimension_of_a_wide_batch_{i}"
+        status = ("optimized", "fallback", "error")[i % 5 % 3]
+        compiled, optimized = 0.2 + 0.01 * i, 0.15 + 0.005 * i
+        measured = status != "error"
+        rows.append({
+            "format": "kernelopt-bench-row", "level": level, "problem": f"level{level}/{name}.py", "name": name,
+            "status": status, "correct": True if measured else None, "matches_eager": measured or None,
+            "measured": measured,
+            "reason": ("" if status == "optimized" else
+                       "no candidate passed G1-G4 for triton_red_fused__log_softmax_amax_exp_sub_sum_0: G4 "
+                       "1.012x: p80 0.512 ms vs baseline p20 0.518 ms / 1.03 = 0.503 ms; host-bound: the call "
+                       "spends most of its wall time outside its kernels"),
+            "eager": {"device_ms": 0.5 + i, "wall_ms": 0.6 + i, "kernel_ms": 0.45 + i} if measured else None,
+            "compiled": {"device_ms": compiled, "wall_ms": compiled + 0.05, "kernel_ms": compiled - 0.01}
+            if measured else None,
+            "optimized": {"device_ms": optimized if status == "optimized" else compiled, "wall_ms": optimized + 0.05,
+                          "kernel_ms": optimized - 0.01} if measured else None,
+            "speedup": (compiled / optimized if status == "optimized" else 1.0) if measured else None,
+            "wall_speedup": 1.1 if measured else None, "host_bound": i % 4 == 0 if measured else None,
+            "kernels": 3, "accepted_count": 2 if status == "optimized" else 0,
+            "accepted": ["triton_red_fused__log_softmax_amax_exp_sub_sum_0: c12",
+                         "triton_poi_fused__log_softmax_sub_1: c3"] if status == "optimized" else [],
+            "vendor_share": 0.25, "result_dir": f"problems/level{level}/{name}",
+            "memory": {"measured": True, "peak_bytes": 7.5e9 + i * 1e8, "ratio": 2.1 + 0.01 * i},
+            "floor_ms": 0.1, "seconds": 42.0 + i,
+            "stages": {"load": 12.0, "workers": 1.0, "baseline": 2.0, "profile": 1.5, "search": 20.0 + i,
+                       "stitch": 0.1, "end_to_end": 2.0, "bench_check": 1.0, "bench_times": 0.5},
+        })
+    return {"format": "kernelopt-bench", "suite": "suites/fresh", "device": "cuda", "gpu": "NVIDIA H200",
+            "performance_measured": True, "versions": {"torch": "2.11.0+cu130", "triton": "3.6.0"},
+            "settings": {"budget_s": 60, "agents": "builtin"}, "shards": ["0/1"], "expected": n_rows, "rows": rows}
+
+
+# Runs after the page's own script: where every cell of the level table and the problems table's
+# reason column sit against the 1400-px viewport, the page's overflow, and the chart labels' boxes.
+LAYOUT_PROBE = """<script>window.addEventListener('load', function () {
+  var vw = document.documentElement.clientWidth, d = document.body.dataset, cut = [];
+  document.querySelectorAll('#levels th, #levels td').forEach(function (c) {
+    var r = c.getBoundingClientRect(); if (r.left < 0 || r.right > vw + 0.5) cut.push(c.textContent.trim());
+  });
+  d.viewport = String(vw);
+  d.levelCells = String(document.querySelectorAll('#levels th, #levels td').length);
+  d.levelCut = cut.join('|');
+  var reason = document.querySelector('#problems th.reason').getBoundingClientRect();
+  d.reasonLeft = String(reason.left); d.reasonRight = String(reason.right);
+  d.pageScroll = String(document.documentElement.scrollWidth - vw);
+  var links = Array.prototype.map.call(document.querySelectorAll('#problems a[href]'),
+    function (a) { return a.getAttribute('href'); });
+  d.links = String(links.length); d.firstLink = links[0] || '';
+});</script>"""
+
+
+def test_bench_report_shows_every_level_column_and_the_reason_at_1400px(browser, tmp_path):
+    """Issue 28's check: at 1400 px every column of the level table and the problems' reason column are
+    on screen (no page-wide horizontal scroll), and each problem links to its own report."""
+    out = render(bench_object(), tmp_path)
+    html = (out / "report.html").read_text()
+    probed = out / "probed.html"
+    probed.write_text(html.replace("</body>", LAYOUT_PROBE + "</body>"))
+    cmd_base = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
+                "--hide-scrollbars", f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1400,1200",
+                "--virtual-time-budget=5000"]
+    r = subprocess.run(cmd_base + ["--dump-dom", probed.as_uri()], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    attrs = body_attrs(r.stdout)
+    assert attrs.get("data-viewport") == "1400", attrs
+    # 25 columns (6 fast_p each against torch.compile and eager) and 3 levels plus "all", header rows included.
+    assert int(attrs["data-level-cells"]) >= 25 * 4, attrs
+    assert attrs.get("data-level-cut") == "", attrs  # nothing of the level table beyond the window's edge
+    assert 0 <= float(attrs["data-reason-left"]) and float(attrs["data-reason-right"]) <= 1400.5, attrs
+    assert attrs.get("data-page-scroll") == "0", attrs
+    # Error rows have no report to open; every other row links to its own.
+    assert attrs.get("data-links") == str(sum(1 for x in bench_object()["rows"] if x["status"] != "error")), attrs
+    assert attrs.get("data-first-link") == "problems/level1/00_log_softmax_over_the_middle_dimension_of_a_wide_batch_0/report.html"
+    # And the screenshot itself, 1400 px wide, for a person to look at (kept beside the report).
+    shot = out / "report-1400.png"
+    r = subprocess.run(cmd_base + [f"--screenshot={shot}", (out / "report.html").as_uri()], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and shot.is_file(), r.stderr[-3000:]
+    png = shot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(png[16:20], "big") == 1400
+
+
+CHART_LABEL_PROBE = """<script>window.addEventListener('load', function () {
+  var cut = [];
+  document.querySelectorAll('svg.chart').forEach(function (s) {
+    var box = s.getBoundingClientRect();
+    s.querySelectorAll('text.label').forEach(function (t) {
+      var r = t.getBoundingClientRect(); if (r.left < box.left - 0.5) cut.push(t.textContent);
+    });
+  });
+  document.body.dataset.labelsCut = cut.join('|');
+  document.body.dataset.labels = String(document.querySelectorAll('svg.chart text.label').length);
+});</script>"""
+
+
+def test_chart_labels_are_whole_or_elided_in_the_middle_and_never_cut(browser, tmp_path):
+    r = copy.deepcopy(GPU_REPORT)
+    r["kernels"][0]["name"] = "triton_red_fused__log_softmax_amax_exp_sub_sum_unsqueeze_view_0"
+    r["kernels"][1]["name"] = "triton_red_fused__log_softmax_amax_exp_sub_sum_unsqueeze_view_1"
+    out = render(r, tmp_path)
+    html = (out / "report.html").read_text()
+    probed = out / "probed.html"
+    probed.write_text(html.replace("</body>", CHART_LABEL_PROBE + "</body>"))
+    attrs = body_attrs(dump_dom(browser, probed, tmp_path))
+    assert int(attrs["data-labels"]) >= 2 + 8, attrs  # two kernels, eight stages
+    assert attrs.get("data-labels-cut") == "", attrs  # no label runs off the chart's left edge
+    labels = re.findall(r'<text class="label"[^>]*>([^<]*)</text>', html)
+    assert labels[0] != labels[1] and labels[0].endswith("_0") and labels[1].endswith("_1"), labels[:2]

@@ -31,7 +31,7 @@ json level_stats(const std::string& level, const std::vector<const json*>& rows)
   double won = 0, available = 0;
   size_t headroom_n = 0;
   std::map<std::string, std::vector<double>> stage;  // per-stage seconds of the rows that have them
-  std::vector<double> fast(std::size(kFastP), 0.0);
+  std::vector<double> fast(std::size(kFastP), 0.0), fast_eager(std::size(kFastP), 0.0), eager;
   bool measured = false;
   std::optional<double> max_peak_ratio;
   for (const json* r : rows) {
@@ -41,12 +41,22 @@ json level_stats(const std::string& level, const std::vector<const json*>& rows)
     std::string status = (*r).contains("status") && (*r)["status"].is_string() ? (*r)["status"].get<std::string>() : "error";
     optimized += status == "optimized", fallback += status == "fallback", errors += status == "error";
     if (const json& st = (*r).value("stages", json()); st.is_object()) {
-      auto s = [&](const char* k) { return st.contains(k) && st[k].is_number() ? st[k].get<double>() : 0.0; };
-      stage["total"].push_back((*r).value("seconds", 0.0));
-      stage["capture"].push_back(st.contains("capture_ahead") ? s("capture_ahead") : s("load"));
-      stage["search"].push_back(s("search"));
-      stage["end_to_end"].push_back(s("stitch") + s("end_to_end"));
-      stage["bench"].push_back(s("bench_check") + s("bench_times"));
+      auto s = [&](std::initializer_list<const char*> ks) {
+        double sum = 0;
+        for (const char* k : ks) sum += st.contains(k) && st[k].is_number() ? st[k].get<double>() : 0.0;
+        return sum;
+      };
+      double total = (*r).value("seconds", 0.0) + s({"capture_ahead"});
+      std::map<std::string, double> part = {{"capture", s({"capture_ahead", "load"})},
+                                            {"start", s({"workers", "ceilings"})},
+                                            {"measure", s({"baseline", "launches", "profile"})},
+                                            {"search", s({"plan", "search", "regions"})},
+                                            {"verify", s({"stitch", "end_to_end", "write"})},
+                                            {"bench", s({"bench_check", "bench_times"})}};
+      double named = 0;
+      for (auto& [k, v] : part) named += v, stage[k].push_back(v);
+      stage["other"].push_back(total - named);  // so the parts add up to the total
+      stage["total"].push_back(total);
     }
     bool ok = is_true(*r, "correct");
     correct += ok;
@@ -61,16 +71,25 @@ json level_stats(const std::string& level, const std::vector<const json*>& rows)
     auto base = (*r).contains("compiled") ? num((*r)["compiled"], "device_ms") : std::nullopt;
     if (floor && base && *base >= kHeadroomAbove * *floor)
       won += std::log(*sp), available += std::log(*base / *floor), ++headroom_n;
-    for (size_t i = 0; i < std::size(kFastP); ++i) fast[i] += ok && *sp > kFastP[i];
+    auto se = eager_speedup(*r);
+    if (se) eager.push_back(*se);
+    for (size_t i = 0; i < std::size(kFastP); ++i) {
+      fast[i] += ok && *sp > kFastP[i];
+      fast_eager[i] += ok && se && *se > kFastP[i];
+    }
   }
+  // Means, not medians: means of parts add up to the mean of their sum.
   json time = json::object();
   for (auto& [name, xs] : stage) {
-    std::sort(xs.begin(), xs.end());
-    time[name] = xs.size() % 2 ? xs[xs.size() / 2] : (xs[xs.size() / 2 - 1] + xs[xs.size() / 2]) / 2;
+    double sum = 0;
+    for (double x : xs) sum += x;
+    time[name] = sum / static_cast<double>(xs.size());
   }
-  json fp = json::object();
-  for (size_t i = 0; i < std::size(kFastP); ++i)
+  json fp = json::object(), fpe = json::object();
+  for (size_t i = 0; i < std::size(kFastP); ++i) {
     fp[p_label(kFastP[i])] = measured && n ? json(fast[i] / static_cast<double>(n)) : json(nullptr);
+    fpe[p_label(kFastP[i])] = measured && n ? json(fast_eager[i] / static_cast<double>(n)) : json(nullptr);
+  }
   return {{"level", level},
           {"problems", n},
           {"optimized", optimized},
@@ -84,6 +103,8 @@ json level_stats(const std::string& level, const std::vector<const json*>& rows)
           {"geomean_optimized", opt(geomean(only_opt))},
           {"optimized_n", only_opt.size()},
           {"fast_p", fp},
+          {"geomean_eager", opt(geomean(eager))},
+          {"fast_p_eager", fpe},
           {"wall_geomean", opt(geomean(wall))},
           {"host_bound", host_bound},
           {"headroom", available > 0 ? json(won / available) : json(nullptr)},
@@ -96,6 +117,12 @@ json level_stats(const std::string& level, const std::vector<const json*>& rows)
 }  // namespace
 
 std::string p_label(double p) { return p == std::floor(p) ? fmt::format("{:.1f}", p) : fmt::format("{}", p); }
+
+std::optional<double> eager_speedup(const json& row) {
+  if (!row.is_object() || !row.contains("eager") || !row.contains("optimized")) return std::nullopt;
+  auto e = num(row["eager"], "device_ms"), o = num(row["optimized"], "device_ms");
+  return e && o ? std::optional<double>(*e / *o) : std::nullopt;
+}
 
 std::optional<double> geomean(const std::vector<double>& xs) {
   if (xs.empty()) return std::nullopt;

@@ -15,9 +15,8 @@ int bench(const pipeline::BenchOptions& o, bool json) {
   if (json) {
     std::cout << run.bench.dump(2) << "\n";
   } else {
-    std::string md = report::render_bench_markdown(run.bench);
-    std::cout << md.substr(md.find("## Table")) << "\n";
-    std::cout << fmt::format("wrote {0}/report.md, {0}/report.html, {0}/results.jsonl\n", run.out.string());
+    std::cout << report::render_bench_terminal(run.bench) << "\n";
+    std::cout << fmt::format("every column: report.md and report.html in {} (rows: results.jsonl)\n", run.out.string());
   }
   std::cerr << fmt::format("[bench] {} problem(s) ({} resumed) in {:.0f} s\n", run.problems, run.resumed,
                            run.seconds);

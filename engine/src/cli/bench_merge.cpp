@@ -97,8 +97,7 @@ int bench_merge(const BenchMergeOptions& o) {
     std::cout << b.dump(2) << "\n";
     return 0;
   }
-  std::string md = report::render_bench_markdown(b);
-  std::cout << md.substr(md.find("## Table")) << "\n";
+  std::cout << report::render_bench_terminal(b) << "\n";
   std::cout << fmt::format("merged {0} row(s) from {1} director(ies){3}; wrote {2}/report.md, {2}/report.html, "
                            "{2}/results.jsonl\n",
                            rows.size(), o.dirs.size(), out.string(),

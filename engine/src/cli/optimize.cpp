@@ -35,6 +35,7 @@ void print_summary(const json& r) {
     std::string speed = measured && k["speedup"].is_number() ? fmt::format(" {:.3f}x", k["speedup"].get<double>()) : "";
     fmt::print("  {:<60} {:<14} {}{}{}\n", k.value("name", "").substr(0, 60), k.value("family", ""), status, speed,
                k.value("note", "").empty() ? "" : " — " + k.value("note", ""));
+    if (std::string cfg = report::detail::winning_config(k); !cfg.empty()) fmt::print("    paste: {}\n", cfg);
   }
   for (const json& g : r.value("regions", json::array())) {
     if (!g.contains("fusion") || !g["fusion"]["chosen"].is_string()) continue;

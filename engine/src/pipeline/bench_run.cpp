@@ -3,16 +3,19 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "bench/suite.h"
 #include "bench/table.h"
@@ -42,6 +45,27 @@ json settings_of(const BenchOptions& o) {
           {"reps", o.reps},     {"gamma", co.gamma},      {"seeds", co.seeds},   {"tolerances", co.tol.to_json()}};
 }
 
+// The settings that differ, "budget_s 10 there, 5 here; reps 20 there, 50 here": the field to change, not the
+// whole object (a settings object holds the tolerances, so its dump is a screenful).
+std::string settings_difference(const json& there, const json& here) {
+  std::vector<std::string> diffs;
+  auto value = [](const json& o, const std::string& k) -> std::string {
+    if (!o.is_object() || !o.contains(k)) return "absent";
+    const json& v = o[k];
+    if (v.is_number_float() && v.get<double>() == std::floor(v.get<double>()) && std::fabs(v.get<double>()) < 1e15)
+      return fmt::format("{}", static_cast<int64_t>(v.get<double>()));  // 60, not 60.0
+    return v.dump();
+  };
+  std::set<std::string> keys;
+  for (const json* o : {&there, &here})
+    if (o->is_object())
+      for (auto it = o->begin(); it != o->end(); ++it) keys.insert(it.key());
+  for (const std::string& k : keys)
+    if (value(there, k) != value(here, k))
+      diffs.push_back(fmt::format("{} {} there, {} here", k, value(there, k), value(here, k)));
+  return diffs.empty() ? "settings differ" : fmt::format("{}", fmt::join(diffs, "; "));
+}
+
 json read_json(const fs::path& p) {
   std::ifstream f(p);
   std::stringstream ss;
@@ -60,7 +84,7 @@ json open_run(const fs::path& out, const json& settings, const std::string& shar
     if (run["settings"] != settings)
       throw UserError(fmt::format("{} holds a run with other settings ({}); resume it with the same options, or pass "
                                   "--fresh or another --out",
-                                  out.string(), run["settings"].dump()));
+                                  out.string(), settings_difference(run["settings"], settings)));
     if (run.value("shard", "") != shard)
       throw UserError(fmt::format("{} holds shard {} of a run, not {}; pass another --out for each shard", out.string(),
                                   run.value("shard", ""), shard));

@@ -16,19 +16,6 @@ namespace {
 
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
-// One line per gate for the report (the full evidence stays in report.json's `evidence`).
-std::string gate_summary(const json& g) {
-  const json& e = g.value("evidence", json::object());
-  if (e.contains("error")) return e["error"].get<std::string>().substr(0, 200);
-  if (e.contains("reason") && e["reason"].is_string()) return e["reason"].get<std::string>().substr(0, 200);
-  if (e.contains("speedup") && e["speedup"].is_number()) return fmt::format("{:.3f}x", e["speedup"].get<double>());
-  if (e.contains("findings"))
-    for (const json& f : e["findings"])
-      if (!f.value("passed", true)) return f.value("message", "");
-  if (e.contains("rule") && e["rule"].is_string()) return e["rule"].get<std::string>();
-  return "";
-}
-
 // `fused`: a chosen region's fused kernel replaces every launch of this kernel (search/regions.h).
 json kernel_json(const search::KernelOutcome& k, bool measured, bool fused) {
   const agents::KernelProfile& p = k.profile;
@@ -68,7 +55,87 @@ json kernel_json(const search::KernelOutcome& k, bool measured, bool fused) {
   return j;
 }
 
+// The config a Helion kernel file's kernel was captured with (meta.json's helion.kernels[], docs/inputs.md), for
+// the kernel Inductor named `triton_helion_<kernel>_<n>`; null for every other kernel.
+json helion_config(const json& meta, const std::string& name) {
+  const json& h = meta.contains("helion") && meta["helion"].is_object() ? meta["helion"] : json::object();
+  for (const json& k : h.value("kernels", json::array())) {
+    if (!k.is_object() || !k.contains("config") || !k["config"].is_object()) continue;
+    std::string prefix = "triton_helion_" + k.value("kernel", "") + "_";
+    if (name.rfind(prefix, 0) == 0 && name.size() > prefix.size() &&
+        name.find_first_not_of("0123456789", prefix.size()) == std::string::npos)
+      return k["config"];
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+namespace {
+
+std::string g3(double v) { return fmt::format("{:.3g}", v); }
+
+// A G2 mismatch's numbers: the first differing argument, its largest error and the bound it broke.
+std::string mismatch_numbers(const json& e) {
+  for (const json& a : e.value("mismatched_args", json::array())) {
+    if (!a.is_object()) continue;
+    std::string arg = fmt::format("arg {}", a.value("arg", -1));
+    if (a.contains("reason") && a["reason"].is_string()) return arg + ": " + a["reason"].get<std::string>();
+    if (a.contains("mismatched")) return fmt::format("{}: {} elements differ", arg, a["mismatched"].dump());
+    if (!a.value("nan_positions_match", true)) return arg + ": NaN positions differ";
+    if (!a.value("inf_positions_match", true)) return arg + ": Inf positions differ";
+    if (a.contains("max_abs") && a["max_abs"].is_number())
+      return fmt::format("{}: max abs err {} (output scale {}; allowed atol {} + rtol {} x |value|)", arg,
+                         g3(a["max_abs"].get<double>()), g3(a.value("scale", 0.0)), g3(a.value("atol", 0.0)),
+                         g3(a.value("rtol", 0.0)));
+  }
+  return "";
+}
+
+// A G4 timing's numbers: the speedup, and the candidate's slow end against the baseline's fast end over gamma.
+std::string timing_numbers(const json& e) {
+  const json* base = e.contains("baseline") && e["baseline"].is_object() ? &e["baseline"] : nullptr;
+  const json* cand = nullptr;
+  for (auto it = e.begin(); it != e.end(); ++it)
+    if (it.key() != "baseline" && it.value().is_object() && it.value().contains("p80_ms")) cand = &it.value();
+  std::string out = fmt::format("{:.3f}x", e["speedup"].get<double>());
+  if (base && cand && base->contains("p20_ms") && e.contains("gamma"))
+    out += fmt::format(": p80 {} ms vs baseline p20 {} ms / {} = {} ms", g3(cand->value("p80_ms", 0.0)),
+                       g3(base->value("p20_ms", 0.0)), g3(e.value("gamma", 1.0)),
+                       g3(base->value("p20_ms", 0.0) / e.value("gamma", 1.0)));
+  return out;
+}
+
+}  // namespace
+
+// One line per gate for the report: the numbers the gate judged (its rule stays in `evidence.rule`, and the
+// full evidence in report.json).
+std::string gate_summary(const json& g) {
+  const json& e = g.value("evidence", json::object());
+  std::string reason = e.contains("reason") && e["reason"].is_string() ? e["reason"].get<std::string>() : "";
+  if (e.contains("error")) return e["error"].get<std::string>().substr(0, 200);
+  if (e.contains("candidate_vs_fp64_max_rel") && e["candidate_vs_fp64_max_rel"].is_number()) {  // G3
+    std::string out =
+        e.contains("allowed_max_rel")
+            ? fmt::format("error vs float64 {}, allowed {} (the baseline's {})", g3(e["candidate_vs_fp64_max_rel"].get<double>()),
+                          g3(e["allowed_max_rel"].get<double>()), g3(e.value("baseline_vs_fp64_max_rel", 0.0)))
+            : fmt::format("max rel difference from the baseline {}", g3(e.value("vs_baseline_max_rel", 0.0)));
+    return reason.empty() ? out : out + "; " + reason.substr(0, 200);
+  }
+  if (e.contains("speedup") && e["speedup"].is_number()) {  // G4
+    std::string out = timing_numbers(e);
+    return reason.empty() ? out : out + "; " + reason.substr(0, 200);
+  }
+  if (!reason.empty()) {
+    std::string numbers = mismatch_numbers(e);  // G2
+    return (numbers.empty() ? reason : reason + ": " + numbers).substr(0, 300);
+  }
+  if (e.contains("findings"))
+    for (const json& f : e["findings"])
+      if (!f.value("passed", true)) return f.value("message", "");
+  if (e.contains("rule") && e["rule"].is_string()) return e["rule"].get<std::string>();
+  return "";
+}
 
 std::string above_floor_note(const agents::KernelProfile& p, double optimized_ms) {
   double x = p.floor_ms ? optimized_ms / *p.floor_ms : 0;
@@ -132,6 +199,8 @@ json build_report(const ReportInputs& in) {
     for (const search::RegionOutcome& r : in.regions)
       for (const auto& saved : r.replaced) fused_away |= in.changed && &in.outcomes[saved.outcome] == &k;
     kernels.push_back(kernel_json(k, measured, fused_away));
+    if (json h = helion_config(in.bundle.meta, kernels.back().value("name", "")); !h.is_null())
+      kernels.back()["helion_config"] = h;
     accepted += k.chosen.has_value() && in.changed;
     for (const search::CandidateRecord& c : k.candidates) {
       ++candidates;

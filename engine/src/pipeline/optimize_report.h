@@ -38,6 +38,11 @@ struct ReportInputs {
 
 nlohmann::json build_report(const ReportInputs& in);
 
+// A gate record's one-line summary for the reports: the numbers the gate judged (G2: the first differing
+// argument's error and its bound; G3: the error against float64 and the error allowed; G4: the speedup and the
+// timing comparison), else its reason, failed finding or rule.
+std::string gate_summary(const nlohmann::json& gate);
+
 // The note of an accepted kernel still above 1.3x its floor (`optimized_ms` against p.floor_ms): why,
 // where the profile knows (a gather the floor counts once), else that no faster safe variant was found.
 std::string above_floor_note(const agents::KernelProfile& p, double optimized_ms);

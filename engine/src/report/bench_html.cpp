@@ -2,6 +2,8 @@
 // CSS and sorting script, inline SVG drawn here, nothing fetched): the per-level
 // table, the distribution of speedups over torch.compile per level, and every
 // problem's row in a sortable table.
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "bench/table.h"
@@ -66,13 +68,36 @@ std::string distribution_chart(const json& rows, const std::string& level) {
   return out;
 }
 
+// Two header rows (the fast_p groups span theirs); short labels, each with its full meaning on hover, so
+// every column fits a 1400-px window. Not sortable: a level table has a handful of rows.
 void level_table(std::string& out, const json& b) {
-  out += "<h2>Table</h2>\n<div class=\"scroll\"><table class=\"sortable\" id=\"levels\"><thead><tr><th>level</th>"
-         "<th>N</th><th>optimized</th><th>fallback</th><th>errors</th><th>correct</th>"
-         "<th>geomean vs torch.compile (incl. fallbacks)</th><th>geomean optimized only (n/N)</th>";
-  for (double p : bench::kFastP) out += fmt::format("<th>fast_{}</th>", bench::p_label(p));
-  out += "<th>wall-time geomean</th><th>host-bound</th><th>headroom recovered (n)</th>"
-         "<th>max peak mem / torch.compile's</th></tr></thead><tbody>\n";
+  auto th2 = [](const char* label, const char* title) {
+    return fmt::format("<th rowspan=\"2\" title=\"{}\">{}</th>", title, label);
+  };
+  const size_t np = std::size(bench::kFastP);
+  out += "<h2>Table</h2>\n<div class=\"scroll\"><table class=\"compact\" id=\"levels\"><thead><tr>";
+  out += th2("level", "level") + th2("N", "problems in the level") + th2("opt", "optimized: the result replaced kernels") +
+         th2("fallback", "fallback: the result is torch.compile's modules") + th2("errors", "errors: no result") +
+         th2("correct", "correct rows over N");
+  out += th2("geomean vs torch.compile", "geomean of the speedup over torch.compile over the measured rows, "
+                                          "fallbacks at 1.0 (n: the measured rows)");
+  out += th2("geomean optimized only", "the same over the optimized rows only (n/N)");
+  out += fmt::format("<th colspan=\"{}\" title=\"share of N that is correct and more than p times as fast as "
+                     "torch.compile\">fast_p vs torch.compile</th>",
+                     np);
+  out += th2("geomean vs eager", "geomean of eager's GPU time over the optimized model's");
+  out += fmt::format("<th colspan=\"{}\" title=\"share of N that is correct and more than p times as fast as "
+                     "eager\">fast_p vs eager</th>",
+                     np);
+  out += th2("wall geomean", "geomean of the speedup in wall time per call") +
+         th2("host-bound", "rows whose torch.compile wall time is more than twice its kernels' time") +
+         th2("headroom (n)", "share of the speedup available down to the roofline floors that was won, over the n "
+                             "rows at least 1.2x above their floor") +
+         th2("peak mem ratio", "the largest peak device memory over torch.compile's own peak");
+  out += "</tr><tr>";
+  for (int group = 0; group < 2; ++group)
+    for (double p : bench::kFastP) out += fmt::format("<th>{}</th>", bench::p_label(p));
+  out += "</tr></thead><tbody>\n";
   for (const json& l : array(b, "levels")) {
     bool m = boolean(l, "measured").value_or(false);
     out += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
@@ -81,21 +106,30 @@ void level_table(std::string& out, const json& b) {
                        format_count(l, "fallback"), format_count(l, "errors"), num_attr(number(l, "correct_rate")),
                        pct(number(l, "correct_rate")));
     if (m) {
-      out += fmt::format("<td class=\"num\"{}>{} ({} measured)</td><td class=\"num\"{}>{} ({}/{})</td>",
+      // The counts under the geomeans, so that the two widest cells are no wider than their numbers.
+      out += fmt::format("<td class=\"num\"{}>{}<br><small>({})</small></td><td class=\"num\"{}>{}<br>"
+                         "<small>({}/{})</small></td>",
                          num_attr(number(l, "geomean")), format_speedup(number(l, "geomean")),
                          format_count(l, "geomean_n"), num_attr(number(l, "geomean_optimized")),
                          format_speedup(number(l, "geomean_optimized")), format_count(l, "optimized_n"),
                          format_count(l, "problems"));
-      for (double p : bench::kFastP) {
-        auto v = number(object(l, "fast_p"), bench::p_label(p));
-        out += fmt::format("<td class=\"num\"{}>{}</td>", num_attr(v), pct(v));
-      }
-      out += fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\"{}>{} ({})</td>",
+      auto fast = [&](const char* key) {
+        for (double p : bench::kFastP) {
+          auto v = number(object(l, key), bench::p_label(p));
+          out += fmt::format("<td class=\"num\"{}>{}</td>", num_attr(v), pct(v));
+        }
+      };
+      fast("fast_p");
+      out += fmt::format("<td class=\"num\"{}>{}</td>", num_attr(number(l, "geomean_eager")),
+                         format_speedup(number(l, "geomean_eager")));
+      fast("fast_p_eager");
+      out += fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\"{}>{}<br><small>({})"
+                         "</small></td>",
                          format_speedup(number(l, "wall_geomean")), format_count(l, "host_bound"),
                          num_attr(number(l, "headroom")), pct(number(l, "headroom")), format_count(l, "headroom_n"));
     } else {
       out += "<td>not measured</td><td>not measured</td>";
-      for (size_t i = 0; i < std::size(bench::kFastP); ++i) out += "<td>—</td>";
+      for (size_t i = 0; i < 2 * np + 1; ++i) out += "<td>—</td>";
       out += "<td>not measured</td><td>—</td><td>—</td>";
     }
     auto peak = number(l, "max_peak_ratio");
@@ -105,48 +139,102 @@ void level_table(std::string& out, const json& b) {
   out += "</tbody></table></div>\n";
 }
 
+// "where the time went": mean seconds per problem whose parts add up to the total (bench/table.h).
+void time_table(std::string& out, const json& b) {
+  if (!timed(b)) return;
+  out += "<h2>Where the time went</h2>\n<p class=\"explain\">Mean seconds per problem over the rows with per-stage "
+         "times; the parts add up to the total.</p>\n<div class=\"scroll\"><table class=\"compact\" id=\"time\">"
+         "<thead><tr><th>level</th><th>problems</th><th>total</th>";
+  for (const char* part : bench::kTimeParts) out += fmt::format("<th>{}</th>", part);
+  out += "</tr></thead><tbody>\n";
+  for (const json& l : array(b, "levels")) {
+    out += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>", h(text(l, "level")),
+                       format_count(l, "time_n"), mean_seconds(l, "total"));
+    for (const char* part : bench::kTimeParts) out += fmt::format("<td class=\"num\">{}</td>", mean_seconds(l, part));
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>\n";
+}
+
 std::string ms_cell(const json& r, const char* which, const char* key) {
   auto v = number(object(r, which), key);
   return fmt::format("<td class=\"num\"{}>{}</td>", num_attr(v), format_ms(v));
 }
 
+// A path from results.jsonl made safe for an href: relative, no "..", no scheme, no quote.
+std::string report_href(const json& r) {
+  std::string dir = text(r, "result_dir");
+  if (dir.empty() || dir.front() == '/' || dir.find("..") != std::string::npos || dir.find(':') != std::string::npos)
+    return "";
+  for (char c : dir)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '_' || c == '-' || c == '.')) return "";
+  return dir + "/report.html";
+}
+
+// "0.250 → 0.200": torch.compile's time, then the optimized model's, in one cell sorted by the latter.
+std::string pair_cell(const json& r, const char* key) {
+  auto c = number(object(r, "compiled"), key), o = number(object(r, "optimized"), key);
+  return fmt::format("<td class=\"num\"{}>{} &rarr; {}</td>", num_attr(o), format_ms(c), format_ms(o));
+}
+
+// Sixteen columns that fit a 1400-px window beside a readable reason: pairs (wall, kernels) share a cell,
+// correctness and "= eager" share one, the peak's ratio sits under its bytes, long headers say more on hover.
 void problem_table(std::string& out, const json& b, bool measured) {
-  out += "<h2>Problems</h2>\n<p class=\"explain\">Click a header to sort. Times are per call: GPU time (CUDA events, "
-         "host hidden, L2 flushed), wall time (call to device-wide sync) and the kernels' summed durations "
-         "(docs/bench.md).</p>\n<div class=\"scroll\"><table class=\"sortable\" id=\"problems\"><thead><tr>"
-         "<th>level</th><th>problem</th><th>status</th><th>correct</th><th>= eager</th><th>eager ms</th>"
-         "<th>torch.compile ms</th><th>optimized ms</th><th>speedup</th><th>wall compile ms</th><th>wall optimized ms</th>"
-         "<th>kernels compile ms</th><th>kernels optimized ms</th><th>host-bound</th><th>accepted kernels</th>"
-         "<th>vendor share</th><th>peak mem</th><th>reason</th></tr></thead><tbody>\n";
+  out += "<h2>Problems</h2>\n<p class=\"explain\">Click a header to sort; a problem's name opens its own report. "
+         "Times are per call: GPU time (CUDA events, host hidden, L2 flushed), wall time (call to device-wide sync) "
+         "and the kernels' summed durations, torch.compile &rarr; optimized (docs/bench.md).</p>\n<div "
+         "class=\"scroll\"><table class=\"sortable compact\" id=\"problems\"><thead><tr><th>level</th>"
+         "<th>problem</th><th>status</th>"
+         "<th title=\"within tolerance of torch.compile's output (or no less accurate against float64); = eager: the "
+         "result also matches eager PyTorch's\">correct</th><th>eager ms</th>"
+         "<th title=\"torch.compile's GPU time per call\">compile ms</th><th>optimized ms</th><th>speedup</th>"
+         "<th title=\"wall time per call: call to device-wide sync\">wall ms</th>"
+         "<th title=\"the call's kernels' summed durations\">kernels ms</th>"
+         "<th title=\"torch.compile's wall time per call is more than twice its kernels' time\">host-bound</th>"
+         "<th title=\"accepted kernels of all (hover a cell for their names)\">accepted</th>"
+         "<th title=\"vendor (cuBLAS/cuDNN/ATen) share of torch.compile's time\">vendor</th>"
+         "<th title=\"most device memory held at once, and that over torch.compile's own peak\">peak mem</th>"
+         "<th class=\"reason\">reason</th></tr></thead><tbody>\n";
   for (const json& r : array(b, "rows")) {
     auto yn = [&](std::string_view k) {
       auto v = boolean(r, k);
       return v ? fmt::format("<td class=\"{0}\">{0}</td>", *v ? "yes" : "no") : std::string("<td>—</td>");
     };
-    std::string status = text(r, "status");
-    out += fmt::format("<tr class=\"st-{}\"><td>{}</td><td><code>{}</code></td><td>{}</td>", h(status),
-                       h(text(r, "level")), h(text(r, "problem")), h(status));
-    out += yn("correct") + yn("matches_eager");
+    std::string status = text(r, "status"), href = report_href(r);
+    std::string name = "<code>" + h(text(r, "problem")) + "</code>";
+    if (!href.empty() && status != "error") name = "<a href=\"" + h(href) + "\">" + name + "</a>";
+    out += fmt::format("<tr class=\"st-{}\"><td>{}</td><td class=\"problem\">{}</td><td>{}</td>", h(status),
+                       h(text(r, "level")), name, h(status));
+    auto correct = boolean(r, "correct"), eager = boolean(r, "matches_eager");
+    out += !correct ? std::string("<td>—</td>")
+                    : fmt::format("<td class=\"{0}\">{0}{1}</td>", *correct ? "yes" : "no",
+                                  !eager ? "" : *eager ? "<br><small>= eager</small>" : "<br><small>&ne; eager</small>");
     if (measured && boolean(r, "measured").value_or(false)) {
       out += ms_cell(r, "eager", "device_ms") + ms_cell(r, "compiled", "device_ms") +
              ms_cell(r, "optimized", "device_ms");
       out += fmt::format("<td class=\"num\"{}>{}</td>", num_attr(number(r, "speedup")),
                          format_speedup(number(r, "speedup")));
-      out += ms_cell(r, "compiled", "wall_ms") + ms_cell(r, "optimized", "wall_ms") +
-             ms_cell(r, "compiled", "kernel_ms") + ms_cell(r, "optimized", "kernel_ms") + yn("host_bound");
+      out += pair_cell(r, "wall_ms") + pair_cell(r, "kernel_ms") + yn("host_bound");
     } else {
-      out += "<td>not measured</td><td>not measured</td><td>not measured</td><td>—</td><td>—</td><td>—</td>"
-             "<td>—</td><td>—</td><td>—</td>";
+      // Said once per row; the other time cells are dashes (one narrow column each, nothing to sort).
+      out += "<td>not measured</td>";
+      for (int i = 0; i < 6; ++i) out += "<td title=\"not measured\">—</td>";
     }
-    std::string acc;
-    for (const json& a : array(r, "accepted")) acc += "<br><code>" + h(a.is_string() ? a.get<std::string>() : "") + "</code>";
-    out += fmt::format("<td data-v=\"{}\">{}/{}{}</td>", format_count(r, "accepted_count"),
-                       format_count(r, "accepted_count"), format_count(r, "kernels"), acc);
-    // Sorted by the peak's bytes; the cell shows it with its ratio to torch.compile's own peak.
-    std::string mem = peak_mem_cell(r);
-    auto peak = mem == kDash ? std::nullopt : number(object(r, "memory"), "peak_bytes");
+    // The accepted kernels' names are long: on hover (and in the problem's own report), not in the cell.
+    std::string names;
+    for (const json& a : array(r, "accepted")) names += (names.empty() ? "" : "\n") + (a.is_string() ? a.get<std::string>() : "");
+    out += fmt::format("<td class=\"num\" data-v=\"{}\"{}>{}/{}</td>", format_count(r, "accepted_count"),
+                       names.empty() ? "" : " title=\"" + h(names) + "\"", format_count(r, "accepted_count"),
+                       format_count(r, "kernels"));
+    // Sorted by the peak's bytes; the cell shows it with its ratio to torch.compile's own peak under it.
+    const json& m = object(r, "memory");
+    auto peak = boolean(m, "measured") == true ? number(m, "peak_bytes") : std::nullopt;
+    auto ratio = peak ? number(m, "ratio") : std::nullopt;
+    std::string mem = !peak   ? std::string(kDash)
+                      : ratio ? fmt::format("{}<br><small>{:.1f}x</small>", h(format_mem(peak)), *ratio)
+                              : h(format_mem(peak));
     out += fmt::format("<td class=\"num\"{}>{}</td><td class=\"num\"{}>{}</td><td class=\"note\">{}</td></tr>\n",
-                       num_attr(number(r, "vendor_share")), pct(number(r, "vendor_share")), num_attr(peak), h(mem),
+                       num_attr(number(r, "vendor_share")), pct(number(r, "vendor_share")), num_attr(peak), mem,
                        text(r, "reason").empty() ? kDash : h(text(r, "reason")));
   }
   out += "</tbody></table></div>\n";
@@ -162,7 +250,8 @@ std::string render_bench_html(const json& b) {
          "script-src 'unsafe-inline'\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
          "<meta name=\"generator\" content=\"kernelopt\">\n";
   out += "<title>kernelopt bench: " + h(suite) + "</title>\n<style>" + html_style() +
-         "tr.st-error td{background:#fce8e6}</style>\n</head>\n";
+         "tr.st-error td{background:#fce8e6}div.charts{display:flex;flex-wrap:wrap;gap:0 24px}"
+         "td.problem{min-width:150px;max-width:260px;overflow-wrap:anywhere}</style>\n</head>\n";
   out += fmt::format("<body data-performance-measured=\"{}\">\n<h1>kernelopt bench: <code>{}</code></h1>\n",
                      measured ? "true" : "false", h(suite));
   out += "<p>" + h(bench_setup_line(b)) + "</p>\n";
@@ -174,7 +263,8 @@ std::string render_bench_html(const json& b) {
   std::string charts;
   if (measured)
     for (const json& l : array(b, "levels")) charts += distribution_chart(array(b, "rows"), text(l, "level"));
-  out += charts.empty() ? "<p class=\"explain\">not measured</p>\n" : charts;
+  out += charts.empty() ? "<p class=\"explain\">not measured</p>\n" : "<div class=\"charts\">" + charts + "</div>\n";
+  time_table(out, b);
   problem_table(out, b, measured);
   out += std::string("<script>") + html_script() + "</script>\n</body>\n</html>\n";
   return out;

@@ -19,6 +19,10 @@ namespace kopt::report {
 
 std::string render_bench_markdown(const nlohmann::json& bench);
 std::string render_bench_html(const nlohmann::json& bench);
+// What `kernelopt bench` prints on stdout: the per-level table, where the time went and one line per
+// problem, every line at most kTerminalWidth columns (report.md and report.html hold every column).
+std::string render_bench_terminal(const nlohmann::json& bench);
+inline constexpr size_t kTerminalWidth = 120;
 
 // A row's peak device memory, "23.4 GiB (1.8x)" (peak over the problem, and that over torch.compile's
 // own peak for one call), or "—" when the row's memory was not measured.
@@ -26,6 +30,12 @@ std::string peak_mem_cell(const nlohmann::json& row);
 
 // "NVIDIA H200 (torch … · triton …) · budget 60 s per problem · … · 31 of 31 problems".
 std::string bench_setup_line(const nlohmann::json& bench);
+
+namespace detail {
+// Whether any level carries per-stage times; a level's mean seconds of one part of `time` ("12.3", or "—").
+bool timed(const nlohmann::json& bench);
+std::string mean_seconds(const nlohmann::json& level, const char* part);
+}  // namespace detail
 
 // DIR/results.jsonl, DIR/report.md, DIR/report.html, each written whole and renamed into place.
 void write_bench_outputs(const nlohmann::json& bench, const std::filesystem::path& dir);

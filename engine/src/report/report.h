@@ -90,6 +90,13 @@ std::string ceilings_line(const nlohmann::json& report);
 // "3 kernels, 1 accepted, 12 candidates; rejected at G1 0 · G2 1 · ..." from `summary`.
 std::string summary_line(const nlohmann::json& report);
 
+// The accepted config of a kernel the user wrote, as the line to paste into its source: for a Triton kernel
+// file's @triton.autotune kernel `triton.Config({'BLOCK': 128}, num_warps=4, num_stages=2)`; for a Helion
+// kernel (the report's kernel carries `helion_config`, the config it was captured with) that config with the
+// winner's launch options, `helion.Config(block_sizes=[1024], num_warps=8, num_stages=2)`. "" when the kernel is
+// Inductor's own, nothing was accepted, or the winner changed what a Helion config cannot say.
+std::string winning_config(const nlohmann::json& kernel);
+
 }  // namespace detail
 
 }  // namespace kopt::report

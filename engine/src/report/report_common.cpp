@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "report/report.h"
 #include "util/error.h"
@@ -272,6 +273,64 @@ std::string summary_line(const json& report) {
   if (auto n = number(s, "regions_fused"); n && *n > 0)
     line += fmt::format("; {}", counted("regions_fused", "region fused", "regions fused"));
   return line;
+}
+
+namespace {
+
+// A JSON value as a Python literal: 'text', True/False/None, [..], {'k': v}, numbers as JSON writes them.
+std::string py_literal(const json& v) {
+  if (v.is_string()) {
+    std::string out = "'";
+    for (char c : v.get<std::string>()) out += c == '\'' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+    return out + "'";
+  }
+  if (v.is_boolean()) return v.get<bool>() ? "True" : "False";
+  if (v.is_null()) return "None";
+  if (v.is_array()) {
+    std::vector<std::string> items;
+    for (const json& x : v) items.push_back(py_literal(x));
+    return "[" + fmt::format("{}", fmt::join(items, ", ")) + "]";
+  }
+  if (v.is_object()) {
+    std::vector<std::string> items;
+    for (const auto& [k, x] : v.items()) items.push_back("'" + k + "': " + py_literal(x));
+    return "{" + fmt::format("{}", fmt::join(items, ", ")) + "}";
+  }
+  return v.dump();
+}
+
+bool launch_option(const std::string& key) {
+  return key == "num_warps" || key == "num_stages" || key == "num_ctas" || key == "maxnreg";
+}
+
+}  // namespace
+
+std::string winning_config(const json& k) {
+  if (text(k, "kind") != "user_autotune" || boolean(k, "accepted") != true) return "";
+  std::string chosen = text(k, "chosen");
+  const json* cfg = nullptr;
+  for (const json& c : array(k, "candidates"))
+    if (!chosen.empty() && text(c, "id") == chosen && c.contains("config") && c["config"].is_object()) cfg = &c["config"];
+  if (!cfg) return "";
+  if (const json& helion = object(k, "helion_config"); !helion.empty()) {
+    // Helion bakes its block sizes into the generated kernel: the search varies the launch options only, and
+    // a winner that set anything else has no spelling in helion.Config.
+    json merged = helion;
+    for (const auto& [key, v] : cfg->items()) {
+      if (!launch_option(key)) return "";
+      merged[key] = v;
+    }
+    std::vector<std::string> args;
+    for (const auto& [key, v] : merged.items()) args.push_back(key + "=" + py_literal(v));
+    return "helion.Config(" + fmt::format("{}", fmt::join(args, ", ")) + ")";
+  }
+  std::vector<std::string> meta, opts;
+  for (const auto& [key, v] : cfg->items())
+    (launch_option(key) ? opts : meta).push_back(launch_option(key) ? key + "=" + py_literal(v)
+                                                                    : "'" + key + "': " + py_literal(v));
+  std::string s = "triton.Config({" + fmt::format("{}", fmt::join(meta, ", ")) + "}";
+  for (const std::string& o : opts) s += ", " + o;
+  return s + ")";
 }
 
 }  // namespace detail

@@ -51,7 +51,8 @@ std::string num_attr(std::optional<double> v) { return v ? fmt::format(" data-v=
 
 constexpr const char* kStyle = R"CSS(
 :root{--fg:#1d1d1f;--muted:#5f6368;--line:#dadce0;--head:#f4f5f7}
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",sans-serif;color:var(--fg);background:#fff;margin:0 auto;max-width:1280px;padding:12px 24px 48px}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",sans-serif;color:var(--fg);background:#fff;margin:0;padding:12px 24px 48px}
+p,ul{max-width:1100px}
 h1{font-size:22px;margin:12px 0}
 h2{font-size:18px;margin:32px 0 8px;padding-bottom:4px;border-bottom:1px solid var(--line)}
 h3{font-size:15px;margin:24px 0 6px}
@@ -74,6 +75,13 @@ table.sortable th[data-dir=desc]::after{content:" \25BC"}
 .s-not_measured,.s-skipped,.o-screened_out,.o-not_run,.no{color:var(--muted)}
 td.gate .sum{color:var(--muted);font-size:12px}
 td.note{min-width:220px;max-width:480px}
+table.compact th{white-space:normal;vertical-align:bottom}
+table.compact th,table.compact td{padding:3px 4px}
+table.compact small{color:var(--muted)}
+table.compact td.note{min-width:200px;overflow-wrap:anywhere}
+details.not-run{margin:4px 0 14px}
+details.not-run summary{cursor:pointer;color:var(--muted)}
+td.gate .rule{color:var(--muted);font-size:11px}
 h3 code{font-size:14px}
 svg.chart{display:block;max-width:100%;height:auto;margin:6px 0 10px}
 svg.chart text{font:12px system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;fill:var(--fg)}
@@ -272,7 +280,8 @@ void kernel_table(std::string& out, const json& r, bool measured) {
   const json& ks = array(r, "kernels");
   if (ks.empty()) return;
   out += "<div class=\"scroll\"><table class=\"sortable\" id=\"kernel-table\"><thead><tr><th>Kernel</th><th>Kind</th>"
-         "<th>Bottleneck</th><th>Bytes</th><th>FLOPs</th>";
+         "<th>Bottleneck</th><th>Bytes</th><th title=\"matrix-multiply FLOPs (tl.dot); elementwise arithmetic is not "
+         "counted\">Matmul FLOPs</th>";
   if (measured) out += "<th>Before (ms)</th><th>After (ms)</th><th>Floor (ms)</th><th>× floor</th><th>Speedup</th>";
   else out += "<th>Floor (ms)</th>";
   out += "<th>Accepted</th><th>Note</th></tr></thead><tbody>\n";
@@ -285,8 +294,11 @@ void kernel_table(std::string& out, const json& r, bool measured) {
     std::string name = text(k, "name");
     out += fmt::format("<tr><td><a href=\"#k{}\"><code>{}</code></a></td><td>{}</td><td>{}</td>", i,
                        name.empty() ? std::string(kDash) : h(name), h_or_dash(kind), h_or_dash(text(k, "bottleneck")));
-    out += fmt::format("<td class=\"num\"{}>{}</td><td class=\"num\"{}>{}</td>", num_attr(bytes), format_bytes(bytes),
-                       num_attr(flops), format_flops(flops));
+    out += fmt::format("<td class=\"num\"{}>{}</td>", num_attr(bytes), format_bytes(bytes));
+    // Zero means no tl.dot: elementwise FLOPs are not counted, so "0 FLOP" would misstate the kernel.
+    out += flops && *flops > 0 ? fmt::format("<td class=\"num\"{}>{}</td>", num_attr(flops), format_flops(flops))
+           : flops ? "<td class=\"num\" title=\"no tl.dot: only matrix-multiply FLOPs are counted\">none counted</td>"
+                   : "<td class=\"num\">—</td>";
     if (measured) {
       std::optional<double> speedup, above;
       if (before && after && *after > 0) speedup = *before / *after;
@@ -316,6 +328,47 @@ std::vector<std::string> gate_names(const json& candidates) {
   return names;
 }
 
+// One gate's cell: its status, the numbers it judged (the summary) and, on hover, the rule they were held to.
+std::string gate_cell(const json& g) {
+  std::string st = text(g, "status"), sum = text(g, "summary"), rule = text(object(g, "evidence"), "rule");
+  std::string title = rule.empty() || rule == sum ? std::string() : " title=\"" + h(rule) + "\"";
+  return fmt::format("<td class=\"gate s-{}\"{}>{}{}</td>", css_token(st), title, h(status_words(st)),
+                     sum.empty() ? std::string() : "<br><span class=\"sum\">" + h(sum) + "</span>");
+}
+
+void candidate_table(std::string& out, const std::vector<const json*>& cs, const std::vector<std::string>& gates,
+                     bool measured) {
+  out += "<div class=\"scroll\"><table class=\"sortable candidates\"><thead><tr><th>Candidate</th><th>Origin</th>"
+         "<th>Description</th><th>Hash</th><th>Outcome</th>";
+  if (measured) out += "<th>Speedup</th>";
+  for (const auto& g : gates) out += "<th>" + h(g) + "</th>";
+  out += "</tr></thead><tbody>\n";
+  for (const json* cp : cs) {
+    const json& c = *cp;
+    std::string hash = text(c, "hash");
+    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td>", h_or_dash(text(c, "id")), h_or_dash(text(c, "origin")),
+                       code_or_dash(text(c, "description")));
+    out += hash.empty() ? "<td>—</td>"
+                        : fmt::format("<td title=\"{}\"><code>{}</code></td>", h(hash), h(truncate(hash, 12)));
+    out += fmt::format("<td class=\"o-{}\">{}</td>", css_token(text(c, "outcome")), h(outcome_words(c)));
+    if (measured) {
+      auto s = number(c, "speedup");
+      out += fmt::format("<td class=\"num\"{}>{}</td>", num_attr(s), format_speedup(s));
+    }
+    for (const auto& g : gates) {
+      const json* found = nullptr;
+      for (const json& gj : array(c, "gates"))
+        if (text(gj, "gate") == g) {
+          found = &gj;
+          break;
+        }
+      out += found ? gate_cell(*found) : "<td>—</td>";
+    }
+    out += "</tr>\n";
+  }
+  out += "</tbody></table></div>\n";
+}
+
 void candidates(std::string& out, const json& r, bool measured) {
   const json& ks = array(r, "kernels");
   if (ks.empty()) return;
@@ -338,6 +391,11 @@ void candidates(std::string& out, const json& r, bool measured) {
     std::string chosen = text(k, "chosen");
     facts.push_back(chosen.empty() ? "no candidate chosen" : "chosen " + h(chosen));
     out += fmt::format("<p>{}</p>\n", fmt::join(facts, " &middot; "));
+    if (std::string cfg = winning_config(k); !cfg.empty())  // a user's kernel: the line to paste into its source
+      out += "<p class=\"config\">Winning config, to paste into the kernel's " +
+             std::string(cfg.rfind("helion", 0) == 0 ? "<code>@helion.kernel(config=...)</code>"
+                                                     : "<code>@triton.autotune(configs=[...])</code>") +
+             ": <code>" + h(cfg) + "</code></p>\n";
     if (std::string note = text(k, "note"); !note.empty()) out += "<p class=\"note\">Note: " + h(note) + "</p>\n";
     for (const json& d : array(k, "declined"))
       if (d.is_string()) out += "<p class=\"note\">Declined: " + h(d.get<std::string>()) + "</p>\n";
@@ -347,42 +405,20 @@ void candidates(std::string& out, const json& r, bool measured) {
       continue;
     }
     std::vector<std::string> gates = gate_names(cs);
-    out += "<div class=\"scroll\"><table class=\"sortable candidates\"><thead><tr><th>Candidate</th><th>Origin</th>"
-           "<th>Description</th><th>Hash</th><th>Outcome</th>";
-    if (measured) out += "<th>Speedup</th>";
-    for (const auto& g : gates) out += "<th>" + h(g) + "</th>";
-    out += "</tr></thead><tbody>\n";
-    for (const json& c : cs) {
-      std::string hash = text(c, "hash");
-      out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td>", h_or_dash(text(c, "id")), h_or_dash(text(c, "origin")),
-                         code_or_dash(text(c, "description")));
-      out += hash.empty() ? "<td>—</td>"
-                          : fmt::format("<td title=\"{}\"><code>{}</code></td>", h(hash), h(truncate(hash, 12)));
-      out += fmt::format("<td class=\"o-{}\">{}</td>", css_token(text(c, "outcome")), h(outcome_words(c)));
-      if (measured) {
-        auto s = number(c, "speedup");
-        out += fmt::format("<td class=\"num\"{}>{}</td>", num_attr(s), format_speedup(s));
-      }
-      for (const auto& g : gates) {
-        const json* found = nullptr;
-        for (const json& gj : array(c, "gates"))
-          if (text(gj, "gate") == g) {
-            found = &gj;
-            break;
-          }
-        if (!found) {
-          out += "<td>—</td>";
-          continue;
-        }
-        std::string st = text(*found, "status"), sum = text(*found, "summary");
-        out += fmt::format("<td class=\"gate s-{}\">{}{}</td>", css_token(st), h(status_words(st)),
-                           sum.empty() ? std::string() : "<br><span class=\"sum\">" + h(sum) + "</span>");
-      }
-      out += "</tr>\n";
+    std::vector<const json*> ran, not_run;
+    for (const json& c : cs) (text(c, "outcome") == "not_run" ? not_run : ran).push_back(&c);
+    if (!ran.empty()) candidate_table(out, ran, gates, measured);
+    if (!not_run.empty()) {
+      // Candidates the budget (or an earlier acceptance) left untried: folded, they carry no gate result.
+      out += fmt::format("<details class=\"not-run\"><summary>{} candidate{} not run</summary>\n", not_run.size(),
+                         not_run.size() == 1 ? "" : "s");
+      candidate_table(out, not_run, gates, measured);
+      out += "</details>\n";
     }
-    out += "</tbody></table></div>\n</section>\n";
+    out += "</section>\n";
   }
 }
+
 
 void end_to_end(std::string& out, const json& r) {
   const json& e2e = object(object(r, "module"), "end_to_end");

@@ -155,22 +155,6 @@ void split(std::string& out, const json& r, bool measured) {
   }
 }
 
-// `{"BLOCK": 128, "num_warps": 4, "num_stages": 2}` as `triton.Config({'BLOCK': 128}, num_warps=4, num_stages=2)`.
-std::string triton_config(const json& c) {
-  std::vector<std::string> meta, opts;
-  for (const auto& [key, v] : c.items()) {
-    std::string value = v.is_string() ? "'" + v.get<std::string>() + "'" : v.is_boolean() ? (v.get<bool>() ? "True" : "False")
-                                                                                          : v.dump();
-    if (key == "num_warps" || key == "num_stages" || key == "num_ctas" || key == "maxnreg")
-      opts.push_back(key + "=" + value);
-    else
-      meta.push_back("'" + key + "': " + value);
-  }
-  std::string s = "triton.Config({" + join(meta, ", ") + "}";
-  for (const std::string& o : opts) s += ", " + o;
-  return s + ")";
-}
-
 std::string accepted_cell(const json& k) {
   auto a = boolean(k, "accepted");
   if (!a) return kDash;
@@ -186,6 +170,11 @@ std::string kind_cell(const json& k) {
   return md_text(kind.empty() ? family : kind + " / " + family);
 }
 
+// Zero matmul FLOPs is a kernel without tl.dot, whose elementwise FLOPs are not counted: not "0 FLOP".
+std::string matmul_flops(std::optional<double> f) {
+  return f && *f > 0 ? format_flops(f) : f ? "none counted (no tl.dot)" : std::string(kDash);
+}
+
 void kernels(std::string& out, const json& r, bool measured) {
   out += "## Kernels\n\n";
   const json& ks = array(r, "kernels");
@@ -196,17 +185,17 @@ void kernels(std::string& out, const json& r, bool measured) {
   if (measured) {
     out += "Times are device time per module run (all calls of the kernel); the floor is the roofline floor from "
            "the measured ceilings; × floor is before → after.\n\n";
-    table_header(out, {"Kernel", "Kind", "Bottleneck", "Bytes", "FLOPs", "Before (ms)", "After (ms)", "Floor (ms)",
+    table_header(out, {"Kernel", "Kind", "Bottleneck", "Bytes", "Matmul FLOPs", "Before (ms)", "After (ms)", "Floor (ms)",
                        "× floor", "Speedup", "Accepted", "Note"});
   } else {
-    out += "Kernel times not measured (CPU mode). Bytes and FLOPs are what each kernel must move and do; a floor "
-           "appears only where ceilings were known.\n\n";
-    table_header(out, {"Kernel", "Kind", "Bottleneck", "Bytes", "FLOPs", "Floor (ms)", "Accepted", "Note"});
+    out += "Kernel times not measured (CPU mode). Bytes and matmul FLOPs are what each kernel must move and do; a "
+           "floor appears only where ceilings were known.\n\n";
+    table_header(out, {"Kernel", "Kind", "Bottleneck", "Bytes", "Matmul FLOPs", "Floor (ms)", "Accepted", "Note"});
   }
   for (const json& k : ks) {
     auto before = number(k, "baseline_ms"), after = after_ms(k), floor = number(k, "floor_ms");
     std::vector<std::string> row = {md_code(text(k, "name")), kind_cell(k), md_text(text(k, "bottleneck")),
-                                    format_bytes(number(k, "bytes")), format_flops(number(k, "flops"))};
+                                    format_bytes(number(k, "bytes")), matmul_flops(number(k, "flops"))};
     if (measured) {
       std::string above = format_above_floor(before, floor);
       if (above != kDash) above += " → " + format_above_floor(after, floor);
@@ -263,12 +252,11 @@ void candidates(std::string& out, const json& r, bool measured) {
     std::string chosen = text(k, "chosen");
     facts.push_back(chosen.empty() ? "no candidate chosen" : "chosen " + md_text(chosen));
     out += join(facts, " · ") + "\n\n";
-    // A user's @triton.autotune kernel: the winning config as the line to paste into its configs list.
-    if (text(k, "kind") == "user_autotune" && !chosen.empty())
-      for (const json& c : array(k, "candidates"))
-        if (text(c, "id") == chosen && c.contains("config") && c["config"].is_object())
-          out += "Winning config, to paste into the kernel's `@triton.autotune(configs=[...])`: " +
-                 md_code(triton_config(c["config"]), false) + "\n\n";
+    // A user's kernel (a Triton kernel file's @triton.autotune, a Helion kernel): the line to paste.
+    if (std::string cfg = winning_config(k); !cfg.empty())
+      out += (cfg.rfind("helion", 0) == 0 ? "Winning config, to paste into the kernel's `@helion.kernel(config=...)`: "
+                                          : "Winning config, to paste into the kernel's `@triton.autotune(configs=[...])`: ") +
+             md_code(cfg, false) + "\n\n";
     if (std::string note = text(k, "note"); !note.empty()) out += "Note: " + md_text(note) + "\n\n";
     for (const json& d : array(k, "declined"))
       if (d.is_string()) out += "Declined: " + md_text(d.get<std::string>()) + "\n\n";
@@ -282,7 +270,12 @@ void candidates(std::string& out, const json& r, bool measured) {
     if (measured) cols.push_back("Speedup");
     for (const auto& g : gates) cols.push_back(md_text(g));
     table_header(out, cols);
+    std::vector<std::string> not_run;
     for (const json& c : cs) {
+      if (text(c, "outcome") == "not_run") {  // no gate ran: named on one line below, not a row each
+        not_run.push_back(md_text(text(c, "id")));
+        continue;
+      }
       std::string hash = text(c, "hash");
       if (hash.size() > 12) hash = hash.substr(0, 12);
       std::vector<std::string> row = {md_text(text(c, "id")), md_text(text(c, "origin")),
@@ -292,6 +285,7 @@ void candidates(std::string& out, const json& r, bool measured) {
       table_row(out, row);
     }
     out += "\n";
+    if (!not_run.empty()) out += fmt::format("Not run ({}): {}.\n\n", not_run.size(), join(not_run, ", "));
   }
 }
 

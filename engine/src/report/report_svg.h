@@ -31,5 +31,11 @@ std::string stacked_chart(const std::string& id, const std::string& label, const
 
 // Text cut to `max` code points (the last replaced by "…"), after clean().
 std::string truncate(std::string_view s, size_t max);
+// Text cut to `max` code points by taking out its middle ("triton_red_fused_…_amax_sub_1"): kernel names
+// differ at both ends (their kind up front, their ops and index at the back). After clean().
+std::string elide_middle(std::string_view s, size_t max);
+
+// The longest label a chart shows whole; longer ones are elided in the middle (the full name on hover).
+inline constexpr size_t kLabelChars = 56;
 
 }  // namespace kopt::report::svg
