@@ -180,9 +180,17 @@ struct Tile {
 
 // Inner blocks that waste at most 40% of the lanes on the padding past C (or C's own power of two,
 // at most 256), widest first, at most three; outer rows so a tile holds 32-256 outputs.
+//
+// A narrow inner axis (C < 16) comes first as one outer row (then two) by all of C: the tile's
+// [R0_BLOCK, C] block is then R0_BLOCK * C contiguous elements, which a warp reads as whole runs of
+// the row (4 reduced steps x 8 lanes at C = 7), where 32-256 outputs from several outer rows read
+// runs of C elements each, a row's length apart (4.9x slower than Inductor at C = 7 on the H200).
 std::vector<Tile> tiles(int64_t c, int64_t outer, bool exact) {
   std::vector<Tile> out;
   const int64_t np2c = next_pow2(c);
+  if (np2c < 16 && (!exact || np2c == c))
+    for (int64_t ob : {1, 2})
+      if (ob <= next_pow2(outer) && (!exact || outer % ob == 0)) out.push_back({np2c, ob});
   std::vector<int64_t> ibs;
   for (int64_t ib = 256; ib >= std::min<int64_t>(np2c, 16) && ibs.size() < 3; ib /= 2) {
     if (ib > np2c || (exact && c % ib != 0)) continue;
@@ -193,7 +201,8 @@ std::vector<Tile> tiles(int64_t c, int64_t outer, bool exact) {
     int added = 0;
     for (int64_t xt : {64, 128, 32, 256}) {
       int64_t ob = xt / ib;
-      if (ob < 1 || ob > next_pow2(outer) || (exact && outer % ob != 0) || added == 2) continue;
+      bool seen = std::any_of(out.begin(), out.end(), [&](const Tile& t) { return t.ib == ib && t.ob == ob; });
+      if (ob < 1 || ob > next_pow2(outer) || (exact && outer % ob != 0) || added == 2 || seen) continue;
       out.push_back({ib, ob});
       ++added;
     }
