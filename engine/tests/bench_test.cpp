@@ -225,16 +225,35 @@ TEST(BenchTable, TheTerminalTableFitsIn120ColumnsAndKeepsTheFigures) {
 }
 
 TEST(BenchRow, ModuleFloorTakesEachKernelsExcessOverItsFloor) {
+  // baseline_ms and floor_ms are both per run (all of a kernel's calls): calls_per_run does not scale them.
   json report = {{"kernels",
-                  {{{"baseline_ms", 0.5}, {"floor_ms", 0.2}, {"calls_per_run", 1}},
-                   {{"baseline_ms", 0.1}, {"floor_ms", 0.05}, {"calls_per_run", 2}},
-                   {{"baseline_ms", 0.04}, {"floor_ms", 0.05}, {"calls_per_run", 1}},  // under its floor: no excess
-                   {{"baseline_ms", nullptr}, {"floor_ms", 0.3}}}}};
+                  {{{"name", "a"}, {"baseline_ms", 0.5}, {"floor_ms", 0.2}, {"calls_per_run", 1}},
+                   {{"name", "b"}, {"baseline_ms", 0.1}, {"floor_ms", 0.05}, {"calls_per_run", 2}},
+                   {{"name", "c"}, {"baseline_ms", 0.04}, {"floor_ms", 0.05}, {"calls_per_run", 1}},  // under its floor
+                   {{"name", "d"}, {"baseline_ms", nullptr}, {"floor_ms", 0.3}}}}};
   auto f = kopt::pipeline::module_floor_ms(report, 1.0);
   ASSERT_TRUE(f.has_value());
-  EXPECT_NEAR(*f, 1.0 - 0.3 - 0.1, 1e-12);
-  EXPECT_FALSE(kopt::pipeline::module_floor_ms(report, 0.35).has_value());  // isolated excess beyond the module's time
+  EXPECT_NEAR(*f, 1.0 - 0.3 - 0.05, 1e-12);
+  EXPECT_FALSE(kopt::pipeline::module_floor_ms(report, 0.34).has_value());  // isolated excess beyond the module's time
   EXPECT_FALSE(kopt::pipeline::module_floor_ms(json{{"kernels", json::array()}}, 1.0).has_value());
+}
+
+TEST(BenchRow, ModuleFloorCountsARegionAtItsOnePassFloor) {
+  // A flip kernel and a scan (each at its own floor of 1.0 ms: 2.0 ms together) whose region moves
+  // its input once and its output once (1.0 ms): the module's floor is what fusion can reach.
+  json report = {{"kernels", {{{"name", "scan"}, {"graph", 0}, {"baseline_ms", 1.6}, {"floor_ms", 1.0}},
+                              {{"name", "flip"}, {"graph", 0}, {"baseline_ms", 1.5}, {"floor_ms", 1.0}},
+                              {{"name", "other"}, {"graph", 0}, {"baseline_ms", 0.3}, {"floor_ms", 0.1}}}},
+                 {"regions", {{{"graph", 0}, {"kernels", {"scan", "flip"}}, {"floor_ms", 1.0}},
+                              {{"graph", 0}, {"kernels", {"other"}}, {"floor_ms", 0.1}}}}};
+  auto f = kopt::pipeline::module_floor_ms(report, 3.5);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NEAR(*f, 3.5 - (3.1 - 1.0) - 0.2, 1e-12);
+  // A kernel launched in two regions (a repeated layer) leaves its regions to the per-kernel floors.
+  report["regions"].push_back({{"graph", 0}, {"kernels", {"flip", "other"}}, {"floor_ms", 0.5}});
+  f = kopt::pipeline::module_floor_ms(report, 3.5);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NEAR(*f, 3.5 - 0.6 - 0.5 - 0.2, 1e-12);
 }
 
 TEST(BenchReport, MeasuredRunDrawsTheDistributionCpuRunClaimsNothing) {

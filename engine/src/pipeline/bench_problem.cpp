@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
+#include <map>
 #include <fstream>
 #include <sstream>
 
@@ -118,17 +120,50 @@ std::optional<double> existing_capture(const fs::path& bundle, const std::string
   }
 }
 
+// A region's kernels (report.json lists one name per launch), each once.
+static std::set<std::string> names_of(const json& region) {
+  std::set<std::string> out;
+  for (const json& n : region.value("kernels", json::array()))
+    if (n.is_string()) out.insert(n.get<std::string>());
+  return out;
+}
+
 std::optional<double> module_floor_ms(const json& report, double compiled_ms) {
-  double excess = 0;
-  bool any = false;
+  // Per kernel (graph, name): its time and floor per run, all its launches together.
+  std::map<std::pair<int, std::string>, std::pair<double, double>> kernels;
   for (const json& k : report.value("kernels", json::array())) {
     const json &b = k.value("baseline_ms", json()), &f = k.value("floor_ms", json());
-    if (!b.is_number() || !f.is_number()) continue;
-    any = true;
-    double calls = k.value("calls_per_run", 1.0);
-    excess += std::max(0.0, b.get<double>() - f.get<double>()) * std::max(1.0, calls);
+    if (b.is_number() && f.is_number())
+      kernels[{k.value("graph", 0), k.value("name", "")}] = {b.get<double>(), f.get<double>()};
   }
-  if (!any || !(compiled_ms > 0) || excess >= compiled_ms) return std::nullopt;
+  if (kernels.empty() || !(compiled_ms > 0)) return std::nullopt;
+  // A region of two kernels or more whose kernels run nowhere else counts as one: its kernels' time
+  // above the region's own floor (its inputs read once, its outputs written once), which fusion can
+  // reach and the kernels' separate floors cannot.
+  std::map<std::pair<int, std::string>, int> regions_of;
+  for (const json& r : report.value("regions", json::array()))
+    for (const std::string& name : names_of(r)) ++regions_of[{r.value("graph", 0), name}];
+  double excess = 0;
+  std::set<std::pair<int, std::string>> counted;
+  for (const json& r : report.value("regions", json::array())) {
+    std::set<std::string> names = names_of(r);
+    const json& rf = r.value("floor_ms", json());
+    if (names.size() < 2 || !rf.is_number()) continue;
+    double time = 0;
+    bool alone = true;
+    for (const std::string& n : names) {
+      auto it = kernels.find({r.value("graph", 0), n});
+      alone = alone && it != kernels.end() && regions_of[{r.value("graph", 0), n}] == 1;
+      if (it != kernels.end()) time += it->second.first;
+    }
+    if (!alone) continue;
+    excess += std::max(0.0, time - rf.get<double>());
+    for (const std::string& n : names) counted.insert({r.value("graph", 0), n});
+  }
+  // Every other kernel: its own time above its own floor (both per run, all its calls).
+  for (const auto& [key, tf] : kernels)
+    if (!counted.count(key)) excess += std::max(0.0, tf.first - tf.second);
+  if (excess >= compiled_ms) return std::nullopt;
   return compiled_ms - excess;
 }
 

@@ -54,9 +54,11 @@ nlohmann::json bench_object(const std::string& suite, const nlohmann::json& sett
                             size_t expected, std::vector<nlohmann::json> rows);
 
 // The torch.compile module's GPU time per call with every Triton kernel at its roofline floor:
-// `compiled_ms` less each profiled kernel's time above its floor (baseline_ms - floor_ms, times
-// its calls per run) from the job's report.json. nullopt when the report has no floors, or the
-// kernels' isolated times add up to more than the module's (the estimate would be meaningless).
+// `compiled_ms` less each profiled kernel's time above its floor (baseline_ms - floor_ms, both per
+// run, all of the kernel's calls) from the job's report.json — and, for a region of two kernels or
+// more whose kernels run in no other region, the region's time above its one-pass floor instead
+// (issue 26: the floor fusion can reach). nullopt when the report has no floors, or the kernels'
+// isolated times add up to more than the module's (the estimate would be meaningless).
 std::optional<double> module_floor_ms(const nlohmann::json& report, double compiled_ms);
 
 // A failure's kind from its message: import, compile, oom, timeout, crash, needs_gpu or error.
