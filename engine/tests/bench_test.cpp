@@ -254,6 +254,10 @@ TEST(BenchRow, ModuleFloorCountsARegionAtItsOnePassFloor) {
   f = kopt::pipeline::module_floor_ms(report, 3.5);
   ASSERT_TRUE(f.has_value());
   EXPECT_NEAR(*f, 3.5 - 0.6 - 0.5 - 0.2, 1e-12);
+  // A region with a tl.dot kernel: its floor counts FLOPs the region's bytes do not, so per kernel.
+  report["regions"].erase(2);
+  report["kernels"][0]["flops"] = 1e9;
+  EXPECT_NEAR(*kopt::pipeline::module_floor_ms(report, 3.5), 3.5 - 0.6 - 0.5 - 0.2, 1e-12);
 }
 
 TEST(BenchReport, MeasuredRunDrawsTheDistributionCpuRunClaimsNothing) {

@@ -131,10 +131,13 @@ static std::set<std::string> names_of(const json& region) {
 std::optional<double> module_floor_ms(const json& report, double compiled_ms) {
   // Per kernel (graph, name): its time and floor per run, all its launches together.
   std::map<std::pair<int, std::string>, std::pair<double, double>> kernels;
+  std::set<std::pair<int, std::string>> matmul;  // their floor counts FLOPs, which a region's bytes do not
   for (const json& k : report.value("kernels", json::array())) {
     const json &b = k.value("baseline_ms", json()), &f = k.value("floor_ms", json());
     if (b.is_number() && f.is_number())
       kernels[{k.value("graph", 0), k.value("name", "")}] = {b.get<double>(), f.get<double>()};
+    if (k.value("flops", json()).is_number() && k["flops"].get<double>() > 0)
+      matmul.insert({k.value("graph", 0), k.value("name", "")});
   }
   if (kernels.empty() || !(compiled_ms > 0)) return std::nullopt;
   // A region of two kernels or more whose kernels run nowhere else counts as one: its kernels' time
@@ -153,7 +156,8 @@ std::optional<double> module_floor_ms(const json& report, double compiled_ms) {
     bool alone = true;
     for (const std::string& n : names) {
       auto it = kernels.find({r.value("graph", 0), n});
-      alone = alone && it != kernels.end() && regions_of[{r.value("graph", 0), n}] == 1;
+      alone = alone && it != kernels.end() && regions_of[{r.value("graph", 0), n}] == 1 &&
+              !matmul.count({r.value("graph", 0), n});
       if (it != kernels.end()) time += it->second.first;
     }
     if (!alone) continue;
