@@ -23,7 +23,9 @@ fi
 PY=${PYTHON:-python3}
 echo "[setup] installing Python packages (requirements-ci.txt, then kernelopt in editable mode)"
 $PY -m pip install -q -r requirements-ci.txt
-$PY -m pip install -q --no-deps -e .
+# Editable: the Python package from python/ alone, no CMake build (pyproject.toml's override; the engine is built
+# below); the build backend is requirements-ci.txt's scikit-build-core.
+$PY -m pip install -q --no-deps --no-build-isolation -e .
 
 echo "[setup] building the engine"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
