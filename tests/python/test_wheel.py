@@ -156,3 +156,16 @@ def test_the_editable_install_builds_no_engine(tmp_path):
         pth = [z.read(n).decode() for n in names if n.endswith(".pth")]
     assert not [n for n in names if ".data/" in n], names
     assert any(str(ROOT / "python") in p.splitlines() for p in pth), pth
+
+
+def test_the_installed_command_runs_its_worker_with_the_environments_python(venv, tmp_path):
+    """Not activated (python3 on PATH is another Python, with torch), the environment's kernelopt still starts
+    its worker with the environment's own python3 — which has no torch here, so the start fails and the one-line
+    error names that Python and the exception, not a line from inside the traceback."""
+    r = run([venv / "bin" / "kernelopt", "optimize", ROOT / "corpus" / "softmax_lastdim", "--device", "cpu",
+             "--out", tmp_path / "o"], env=clean_env(), timeout=300)
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    lines = [line for line in r.stderr.strip().splitlines() if line.startswith("kernelopt: error:")]
+    assert len(lines) == 1, r.stderr
+    assert f"`{venv}/bin/python3 -m kernelopt.worker`" in lines[0], lines[0]
+    assert "No module named 'torch'" in lines[0], lines[0]

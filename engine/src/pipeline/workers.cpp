@@ -4,6 +4,9 @@
 #include "pipeline/workers.h"
 
 #include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -16,7 +19,18 @@ using json_t = nlohmann::json;
 
 std::string python_executable() {
   const char* p = std::getenv("KERNELOPT_PYTHON");
-  return p && *p ? p : "python3";
+  if (p && *p) return p;
+  // Installed into a virtual environment (`pip install .`: VENV/bin/kernelopt), the environment's own
+  // Python runs the worker, whether or not the environment is activated: python3 on PATH may be
+  // another one, without this kernelopt (or torch).
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    std::filesystem::path bin = self.parent_path(), py = bin / "python3";
+    if (std::filesystem::exists(bin.parent_path() / "pyvenv.cfg", ec) && std::filesystem::exists(py, ec))
+      return py.string();
+  }
+  return "python3";
 }
 
 std::unique_ptr<worker::Supervisor> start_worker(const std::string& device, const std::string& gpu) {
@@ -33,8 +47,22 @@ std::unique_ptr<worker::Supervisor> start_workers(const std::string& device, con
     return std::make_unique<worker::Supervisor>(so);
   } catch (const worker::WorkerStartError& e) {
     std::string why = e.what();
-    why = why.substr(0, why.find('\n'));
-    if (e.replied) throw UserError(why);  // the worker said why (no GPU, ...), naming the fix
+    if (e.replied) throw UserError(why.substr(0, why.find('\n')));  // the worker said why (no GPU, ...), naming the fix
+    // A worker that died before its hello: its stderr's last line is the exception (`ModuleNotFoundError: No
+    // module named 'torch'`), where the tail's first line is somewhere inside the traceback.
+    std::vector<std::string> lines;
+    for (size_t start = 0; start < why.size();) {
+      size_t end = std::min(why.find('\n', start), why.size());
+      if (size_t text = why.find_first_not_of(" \t\r", start); text < end) lines.push_back(why.substr(text, end - text));
+      start = end + 1;
+    }
+    if (lines.size() > 1) {
+      std::string head = lines.front();
+      if (size_t colon = head.find("): "); colon != std::string::npos) head = head.substr(0, colon + 1);
+      why = head + ": " + lines.back();
+    } else if (!lines.empty()) {
+      why = lines.front();
+    }
     throw UserError(fmt::format("{}; check that `{} -m kernelopt.worker` runs (set KERNELOPT_PYTHON to a Python "
                                 "with torch, triton and kernelopt)",
                                 why, python_executable()));

@@ -15,7 +15,8 @@
 
 namespace kopt::pipeline {
 
-// The Python interpreter that runs the worker: $KERNELOPT_PYTHON or python3.
+// The Python interpreter that runs the worker: $KERNELOPT_PYTHON; else, for a binary installed in a virtual
+// environment's bin/ (a pyvenv.cfg beside it), that environment's python3; else python3 on PATH.
 std::string python_executable();
 
 // One worker for `device` ("cuda" on GPU `gpu`, or "cpu"); start-up failures are UserErrors.
