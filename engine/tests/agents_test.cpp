@@ -381,7 +381,8 @@ TEST(Search, EndToEndRetryLeavesOutTheKernelThatSavesLeast) {
     if (chosen) k.chosen = 0;
     return k;
   };
-  // Savings per run: 1.0 x 1 x (1 - 1/2) = 0.5; 0.2 x 3 x (1 - 1/1.5) = 0.2; 5.0 (not chosen); 0.1 x 1 x (1 - 1/1.1).
+  // Savings per run (a profiled time is per run, all calls together; calls do not scale it): 1.0 x (1 - 1/2) =
+  // 0.5; 0.2 x (1 - 1/1.5) = 0.067; 5.0 (not chosen); 0.1 x (1 - 1/1.1) = 0.009.
   std::vector<search::KernelOutcome> ks = {outcome(1.0, 1, 2.0, true), outcome(0.2, 3, 1.5, true),
                                            outcome(5.0, 1, std::nullopt, false), outcome(0.1, 1, 1.1, true)};
   EXPECT_EQ(search::least_saving_accepted(ks), 3u);
@@ -393,6 +394,9 @@ TEST(Search, EndToEndRetryLeavesOutTheKernelThatSavesLeast) {
   std::vector<search::KernelOutcome> cpu = {outcome(std::nullopt, 0, std::nullopt, true),
                                             outcome(std::nullopt, 0, std::nullopt, true)};
   EXPECT_EQ(search::least_saving_accepted(cpu), 1u);
+  // A kernel called four times a run saves 0.3 x (1 - 1/2) = 0.15 per run, less than one called once saving 0.2.
+  std::vector<search::KernelOutcome> calls = {outcome(0.3, 4, 2.0, true), outcome(0.4, 1, 2.0, true)};
+  EXPECT_EQ(search::least_saving_accepted(calls), 0u);
 }
 
 TEST(RowSoftmaxStats, CrossEntropysRowStatisticsInOnePass) {

@@ -26,10 +26,11 @@ verify::RegionFacts facts_of(const profile::Region& r) {
   return f;
 }
 
-// What a kernel's per-kernel winner saves per model run (ms; 0 when not measured).
+// What a kernel's per-kernel winner saves per model run (ms; 0 when not measured): its time per run (all
+// of its calls, as the profile measures it) times 1 - 1/speedup.
 double saving(const KernelOutcome& k) {
   if (!k.chosen || !k.profile.time_ms || !k.speedup || *k.speedup <= 0) return 0;
-  return *k.profile.time_ms * std::max(1.0, k.profile.calls_per_run) * (1 - 1 / *k.speedup);
+  return *k.profile.time_ms * (1 - 1 / *k.speedup);
 }
 
 // The per-kernel outcomes whose every launch is in the region: a fused region replaces those.

@@ -368,7 +368,7 @@ std::optional<size_t> least_saving_accepted(const std::vector<KernelOutcome>& ou
     ++accepted;
     double saving = 0;
     if (k.profile.time_ms && k.speedup && *k.speedup > 0)
-      saving = *k.profile.time_ms * std::max(1.0, k.profile.calls_per_run) * (1 - 1 / *k.speedup);
+      saving = *k.profile.time_ms * (1 - 1 / *k.speedup);
     if (!pick || saving <= least) pick = i, least = saving;
   }
   return accepted >= 2 ? pick : std::nullopt;

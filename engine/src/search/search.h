@@ -70,7 +70,7 @@ struct KernelOutcome {
 KernelOutcome propose(agents::Agents& agents, const agents::KernelProfile& k);
 
 // Among the kernels with a chosen candidate, the one expected to save the least time per model run
-// (its profiled time x calls per run x (1 - 1/G4 speedup); unknown counts as 0, the last such
+// (its profiled time per run, all of its calls, x (1 - 1/G4 speedup); unknown counts as 0, the last such
 // kernel first): the one the end-to-end gate's retry leaves out first. nullopt with fewer than two.
 std::optional<size_t> least_saving_accepted(const std::vector<KernelOutcome>& outcomes);
 
