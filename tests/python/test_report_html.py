@@ -323,3 +323,34 @@ def test_chart_labels_are_whole_or_elided_in_the_middle_and_never_cut(browser, t
     assert attrs.get("data-labels-cut") == "", attrs  # no label runs off the chart's left edge
     labels = re.findall(r'<text class="label"[^>]*>([^<]*)</text>', html)
     assert labels[0] != labels[1] and labels[0].endswith("_0") and labels[1].endswith("_1"), labels[:2]
+
+
+PAGE_PROBE = """<script>window.addEventListener('load', function () {
+  var vw = document.documentElement.clientWidth, cut = [];
+  document.querySelectorAll('#kernel-table th').forEach(function (c) {
+    var r = c.getBoundingClientRect(); if (r.left < 0 || r.right > vw + 0.5) cut.push(c.textContent.trim());
+  });
+  document.body.dataset.kernelCut = cut.join('|');
+  document.body.dataset.pageScroll = String(document.documentElement.scrollWidth - vw);
+});</script>"""
+
+
+def test_optimize_report_uses_the_window_and_its_kernel_table_fits_at_1400px(browser, tmp_path):
+    """The optimize report's kernel table with long kernel names and notes: every column on screen at 1400 px
+    (no 1280-px cap, no page-wide scroll)."""
+    r = copy.deepcopy(GPU_REPORT)
+    for i, k in enumerate(r["kernels"]):
+        k["name"] = f"triton_red_fused__log_softmax_amax_exp_sub_sum_unsqueeze_view_native_layer_norm_{i}"
+        k["note"] = "accepted at 1.42x its floor: the built-in agents found no faster safe variant in the budget " * 2
+    out = render(r, tmp_path)
+    probed = out / "probed.html"
+    probed.write_text((out / "report.html").read_text().replace("</body>", PAGE_PROBE + "</body>"))
+    cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+           "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
+           "--hide-scrollbars", f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1400,1200",
+           "--virtual-time-budget=5000", "--dump-dom", probed.as_uri()]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    attrs = body_attrs(p.stdout)
+    assert attrs.get("data-kernel-cut") == "", attrs
+    assert attrs.get("data-page-scroll") == "0", attrs

@@ -75,6 +75,7 @@ table.sortable th[data-dir=desc]::after{content:" \25BC"}
 .s-not_measured,.s-skipped,.o-screened_out,.o-not_run,.no{color:var(--muted)}
 td.gate .sum{color:var(--muted);font-size:12px}
 td.note{min-width:220px;max-width:480px}
+#kernel-table td:first-child{min-width:220px;max-width:360px;overflow-wrap:anywhere}
 table.compact th{white-space:normal;vertical-align:bottom}
 table.compact th,table.compact td{padding:3px 4px}
 table.compact small{color:var(--muted)}
@@ -279,7 +280,7 @@ std::string accepted_cell(const json& k) {
 void kernel_table(std::string& out, const json& r, bool measured) {
   const json& ks = array(r, "kernels");
   if (ks.empty()) return;
-  out += "<div class=\"scroll\"><table class=\"sortable\" id=\"kernel-table\"><thead><tr><th>Kernel</th><th>Kind</th>"
+  out += "<div class=\"scroll\"><table class=\"sortable compact\" id=\"kernel-table\"><thead><tr><th>Kernel</th><th>Kind</th>"
          "<th>Bottleneck</th><th>Bytes</th><th title=\"matrix-multiply FLOPs (tl.dot); elementwise arithmetic is not "
          "counted\">Matmul FLOPs</th>";
   if (measured) out += "<th>Before (ms)</th><th>After (ms)</th><th>Floor (ms)</th><th>× floor</th><th>Speedup</th>";
