@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <set>
-#include <map>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -120,49 +120,50 @@ std::optional<double> existing_capture(const fs::path& bundle, const std::string
   }
 }
 
-// A region's kernels (report.json lists one name per launch), each once.
-static std::set<std::string> names_of(const json& region) {
-  std::set<std::string> out;
-  for (const json& n : region.value("kernels", json::array()))
-    if (n.is_string()) out.insert(n.get<std::string>());
-  return out;
-}
-
 std::optional<double> module_floor_ms(const json& report, double compiled_ms) {
-  // Per kernel (graph, name): its time and floor per run, all its launches together.
-  std::map<std::pair<int, std::string>, std::pair<double, double>> kernels;
-  std::set<std::pair<int, std::string>> matmul;  // their floor counts FLOPs, which a region's bytes do not
+  using Key = std::pair<int, std::string>;  // a kernel: its graph, its name
+  // Per kernel: its time and floor per run, all its launches together.
+  std::map<Key, std::pair<double, double>> kernels;
+  std::set<Key> matmul;  // their floor counts FLOPs, which a region's bytes do not
   for (const json& k : report.value("kernels", json::array())) {
+    Key key{k.value("graph", 0), k.value("name", "")};
     const json &b = k.value("baseline_ms", json()), &f = k.value("floor_ms", json());
-    if (b.is_number() && f.is_number())
-      kernels[{k.value("graph", 0), k.value("name", "")}] = {b.get<double>(), f.get<double>()};
-    if (k.value("flops", json()).is_number() && k["flops"].get<double>() > 0)
-      matmul.insert({k.value("graph", 0), k.value("name", "")});
+    if (b.is_number() && f.is_number()) kernels[key] = {b.get<double>(), f.get<double>()};
+    if (k.value("flops", json()).is_number() && k["flops"].get<double>() > 0) matmul.insert(key);
   }
   if (kernels.empty() || !(compiled_ms > 0)) return std::nullopt;
+  // Each region's kernels (report.json lists one name per launch), each once, and its one-pass floor.
+  struct RegionKernels {
+    std::set<Key> kernels;
+    std::optional<double> floor_ms;
+  };
+  std::vector<RegionKernels> regions;
+  std::map<Key, int> regions_of;
+  for (const json& r : report.value("regions", json::array())) {
+    const json& f = r.value("floor_ms", json());
+    RegionKernels rk{{}, f.is_number() ? std::optional<double>(f.get<double>()) : std::nullopt};
+    for (const json& n : r.value("kernels", json::array()))
+      if (n.is_string()) rk.kernels.insert({r.value("graph", 0), n.get<std::string>()});
+    for (const Key& k : rk.kernels) ++regions_of[k];
+    regions.push_back(std::move(rk));
+  }
   // A region of two kernels or more whose kernels run nowhere else counts as one: its kernels' time
   // above the region's own floor (its inputs read once, its outputs written once), which fusion can
   // reach and the kernels' separate floors cannot.
-  std::map<std::pair<int, std::string>, int> regions_of;
-  for (const json& r : report.value("regions", json::array()))
-    for (const std::string& name : names_of(r)) ++regions_of[{r.value("graph", 0), name}];
   double excess = 0;
-  std::set<std::pair<int, std::string>> counted;
-  for (const json& r : report.value("regions", json::array())) {
-    std::set<std::string> names = names_of(r);
-    const json& rf = r.value("floor_ms", json());
-    if (names.size() < 2 || !rf.is_number()) continue;
+  std::set<Key> counted;
+  for (const RegionKernels& r : regions) {
+    if (r.kernels.size() < 2 || !r.floor_ms) continue;
     double time = 0;
     bool alone = true;
-    for (const std::string& n : names) {
-      auto it = kernels.find({r.value("graph", 0), n});
-      alone = alone && it != kernels.end() && regions_of[{r.value("graph", 0), n}] == 1 &&
-              !matmul.count({r.value("graph", 0), n});
+    for (const Key& k : r.kernels) {
+      auto it = kernels.find(k);
+      alone = alone && it != kernels.end() && regions_of[k] == 1 && !matmul.count(k);
       if (it != kernels.end()) time += it->second.first;
     }
     if (!alone) continue;
-    excess += std::max(0.0, time - rf.get<double>());
-    for (const std::string& n : names) counted.insert({r.value("graph", 0), n});
+    excess += std::max(0.0, time - *r.floor_ms);
+    counted.insert(r.kernels.begin(), r.kernels.end());
   }
   // Every other kernel: its own time above its own floor (both per run, all its calls).
   for (const auto& [key, tf] : kernels)

@@ -69,10 +69,6 @@ json helion_config(const json& meta, const std::string& name) {
   return nullptr;
 }
 
-}  // namespace
-
-namespace {
-
 std::string g3(double v) { return fmt::format("{:.3g}", v); }
 
 // A G2 mismatch's numbers: the first differing argument, its largest error and the bound it broke.

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "util/error.h"
+#include "util/split.h"
 #include "worker/client.h"
 
 namespace kopt::pipeline {
@@ -51,11 +52,8 @@ std::unique_ptr<worker::Supervisor> start_workers(const std::string& device, con
     // A worker that died before its hello: its stderr's last line is the exception (`ModuleNotFoundError: No
     // module named 'torch'`), where the tail's first line is somewhere inside the traceback.
     std::vector<std::string> lines;
-    for (size_t start = 0; start < why.size();) {
-      size_t end = std::min(why.find('\n', start), why.size());
-      if (size_t text = why.find_first_not_of(" \t\r", start); text < end) lines.push_back(why.substr(text, end - text));
-      start = end + 1;
-    }
+    for (const std::string& l : split_list(why, '\n'))
+      if (size_t text = l.find_first_not_of(" \t\r"); text != std::string::npos) lines.push_back(l.substr(text));
     if (lines.size() > 1) {
       std::string head = lines.front();
       if (size_t colon = head.find("): "); colon != std::string::npos) head = head.substr(0, colon + 1);

@@ -19,7 +19,6 @@ using namespace detail;
 
 std::string h(std::string_view s) { return escape_html(s); }
 std::string num_attr(std::optional<double> v) { return v ? fmt::format(" data-v=\"{}\"", *v) : ""; }
-std::string pct(std::optional<double> v) { return v ? fmt::format("{:.0f}%", *v * 100) : std::string(kDash); }
 
 struct Bin {
   double lo, hi;
@@ -104,7 +103,7 @@ void level_table(std::string& out, const json& b) {
                        "<td class=\"num\">{}</td><td class=\"num\"{}>{}</td>",
                        h(text(l, "level")), format_count(l, "problems"), format_count(l, "optimized"),
                        format_count(l, "fallback"), format_count(l, "errors"), num_attr(number(l, "correct_rate")),
-                       pct(number(l, "correct_rate")));
+                       format_share(number(l, "correct_rate")));
     if (m) {
       // The counts under the geomeans, so that the two widest cells are no wider than their numbers.
       out += fmt::format("<td class=\"num\"{}>{}<br><small>({})</small></td><td class=\"num\"{}>{}<br>"
@@ -116,7 +115,7 @@ void level_table(std::string& out, const json& b) {
       auto fast = [&](const char* key) {
         for (double p : bench::kFastP) {
           auto v = number(object(l, key), bench::p_label(p));
-          out += fmt::format("<td class=\"num\"{}>{}</td>", num_attr(v), pct(v));
+          out += fmt::format("<td class=\"num\"{}>{}</td>", num_attr(v), format_share(v));
         }
       };
       fast("fast_p");
@@ -126,7 +125,7 @@ void level_table(std::string& out, const json& b) {
       out += fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\"{}>{}<br><small>({})"
                          "</small></td>",
                          format_speedup(number(l, "wall_geomean")), format_count(l, "host_bound"),
-                         num_attr(number(l, "headroom")), pct(number(l, "headroom")), format_count(l, "headroom_n"));
+                         num_attr(number(l, "headroom")), format_share(number(l, "headroom")), format_count(l, "headroom_n"));
     } else {
       out += "<td>not measured</td><td>not measured</td>";
       for (size_t i = 0; i < 2 * np + 1; ++i) out += "<td>—</td>";
@@ -227,14 +226,10 @@ void problem_table(std::string& out, const json& b, bool measured) {
                        names.empty() ? "" : " title=\"" + h(names) + "\"", format_count(r, "accepted_count"),
                        format_count(r, "kernels"));
     // Sorted by the peak's bytes; the cell shows it with its ratio to torch.compile's own peak under it.
-    const json& m = object(r, "memory");
-    auto peak = boolean(m, "measured") == true ? number(m, "peak_bytes") : std::nullopt;
-    auto ratio = peak ? number(m, "ratio") : std::nullopt;
-    std::string mem = !peak   ? std::string(kDash)
-                      : ratio ? fmt::format("{}<br><small>{:.1f}x</small>", h(format_mem(peak)), *ratio)
-                              : h(format_mem(peak));
+    std::string mem = peak_mem_cell(r, "<br><small>", "</small>");  // numbers and units only: nothing to escape
+    auto peak = mem == kDash ? std::nullopt : number(object(r, "memory"), "peak_bytes");
     out += fmt::format("<td class=\"num\"{}>{}</td><td class=\"num\"{}>{}</td><td class=\"note\">{}</td></tr>\n",
-                       num_attr(number(r, "vendor_share")), pct(number(r, "vendor_share")), num_attr(peak), mem,
+                       num_attr(number(r, "vendor_share")), format_share(number(r, "vendor_share")), num_attr(peak), mem,
                        text(r, "reason").empty() ? kDash : h(text(r, "reason")));
   }
   out += "</tbody></table></div>\n";

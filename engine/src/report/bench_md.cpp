@@ -19,11 +19,6 @@ std::string cell(std::string_view s) {
   return out.empty() ? kDash : out;
 }
 
-std::string pct(const json& j, std::string_view key) {
-  auto v = number(j, key);
-  return v ? fmt::format("{:.0f}%", *v * 100) : std::string(kDash);
-}
-
 std::string ms3(const json& row, const char* which, const char* key) {
   return format_ms(number(object(row, which), key));
 }
@@ -74,16 +69,16 @@ std::string render_bench_markdown(const json& b) {
   for (const json& l : array(b, "levels")) {
     std::string n = format_count(l, "problems");
     out += fmt::format("| {} | {} | {} | {} | {} | {} | ", text(l, "level"), n, format_count(l, "optimized"),
-                       format_count(l, "fallback"), format_count(l, "errors"), pct(l, "correct_rate"));
+                       format_count(l, "fallback"), format_count(l, "errors"), format_share(number(l, "correct_rate")));
     if (boolean(l, "measured").value_or(false)) {
       out += fmt::format("{} ({} measured) | {} ({}/{}) |", format_speedup(number(l, "geomean")),
                          format_count(l, "geomean_n"), format_speedup(number(l, "geomean_optimized")),
                          format_count(l, "optimized_n"), n);
-      for (double p : bench::kFastP) out += " " + pct(object(l, "fast_p"), bench::p_label(p)) + " |";
+      for (double p : bench::kFastP) out += " " + format_share(number(object(l, "fast_p"), bench::p_label(p))) + " |";
       out += " " + format_speedup(number(l, "geomean_eager")) + " |";
-      for (double p : bench::kFastP) out += " " + pct(object(l, "fast_p_eager"), bench::p_label(p)) + " |";
+      for (double p : bench::kFastP) out += " " + format_share(number(object(l, "fast_p_eager"), bench::p_label(p))) + " |";
       out += fmt::format(" {} | {} | {} ({}) |", format_speedup(number(l, "wall_geomean")),
-                         format_count(l, "host_bound"), pct(l, "headroom"), format_count(l, "headroom_n"));
+                         format_count(l, "host_bound"), format_share(number(l, "headroom")), format_count(l, "headroom_n"));
     } else {
       out += fmt::format("not measured | not measured ({}/{}) |", format_count(l, "optimized"), n);
       for (size_t i = 0; i < 2 * std::size(bench::kFastP) + 1; ++i) out += " — |";
@@ -122,7 +117,7 @@ std::string render_bench_markdown(const json& b) {
     } else {
       out += "not measured | not measured | not measured | — | — | — | — | ";
     }
-    out += fmt::format("{} | {} | {} | {} |\n", cell(accepted), pct(r, "vendor_share"), peak_mem_cell(r),
+    out += fmt::format("{} | {} | {} | {} |\n", cell(accepted), format_share(number(r, "vendor_share")), peak_mem_cell(r),
                        cell(text(r, "reason")));
   }
   out += "\nSpeedup: torch.compile's GPU time per call over the optimized model's, both through the same call path "
@@ -133,12 +128,12 @@ std::string render_bench_markdown(const json& b) {
   return out;
 }
 
-std::string peak_mem_cell(const json& r) {
+std::string peak_mem_cell(const json& r, std::string_view open, std::string_view close) {
   const json& m = object(r, "memory");
   auto peak = number(m, "peak_bytes");
   if (boolean(m, "measured") != true || !peak) return kDash;
   auto ratio = number(m, "ratio");
-  return ratio ? fmt::format("{} ({:.1f}x)", format_mem(peak), *ratio) : format_mem(peak);
+  return ratio ? fmt::format("{}{}{:.1f}x{}", format_mem(peak), open, *ratio, close) : format_mem(peak);
 }
 
 // "NVIDIA H200 (torch … · triton …) · budget 60 s per problem · shard 0/1 · 31 of 31 problems"

@@ -25,8 +25,8 @@ std::string render_bench_terminal(const nlohmann::json& bench);
 inline constexpr size_t kTerminalWidth = 120;
 
 // A row's peak device memory, "23.4 GiB (1.8x)" (peak over the problem, and that over torch.compile's
-// own peak for one call), or "—" when the row's memory was not measured.
-std::string peak_mem_cell(const nlohmann::json& row);
+// own peak for one call; `open`/`close` wrap the ratio), or "—" when the row's memory was not measured.
+std::string peak_mem_cell(const nlohmann::json& row, std::string_view open = " (", std::string_view close = ")");
 
 // "NVIDIA H200 (torch … · triton …) · budget 60 s per problem · … · 31 of 31 problems".
 std::string bench_setup_line(const nlohmann::json& bench);

@@ -6,6 +6,7 @@
 #include "bench/table.h"
 #include "report/bench_report.h"
 #include "report/report.h"
+#include "report/report_svg.h"
 
 namespace kopt::report {
 
@@ -14,36 +15,11 @@ using namespace detail;
 
 namespace {
 
-size_t columns(std::string_view s) {
-  size_t n = 0;
-  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
-}
-
-// At most `w` columns: cut with "…" when longer.
-std::string fit(std::string_view s, size_t w) {
-  std::string c = clean(s);
-  if (columns(c) <= w) return c;
-  std::string out;
-  size_t n = 0;
-  for (size_t i = 0; i < c.size(); ++i) {
-    bool start = (static_cast<unsigned char>(c[i]) & 0xC0) != 0x80;
-    if (start && ++n > w - 1) break;
-    out.push_back(c[i]);
-  }
-  return out + "…";
-}
-
 // `s` fitted to `w` columns and padded: left-aligned, or right-aligned for numbers.
 std::string cell(std::string_view s, size_t w, bool right = false) {
-  std::string f = fit(s, w);
-  std::string pad(w - columns(f), ' ');
+  std::string f = svg::truncate(s, w);
+  std::string pad(w - svg::code_points(f), ' ');
   return right ? pad + f : f + pad;
-}
-
-std::string pct(const json& j, std::string_view key) {
-  auto v = number(j, key);
-  return v ? fmt::format("{:.0f}%", *v * 100) : std::string(kDash);
 }
 
 // The fast_p columns a terminal keeps: p = 1.0, 1.5, 2.0 against torch.compile, 1.0 against eager.
@@ -58,15 +34,15 @@ void level_table(std::string& out, const json& b) {
     std::string n = format_count(l, "problems");
     out += cell(text(l, "level"), 5) + cell(n, 5, true) + cell(format_count(l, "optimized"), 5, true) +
            cell(format_count(l, "fallback"), 5, true) + cell(format_count(l, "errors"), 5, true) +
-           cell(pct(l, "correct_rate"), 9, true);
+           cell(format_share(number(l, "correct_rate")), 9, true);
     if (boolean(l, "measured").value_or(false)) {
       out += cell(fmt::format("{} ({})", format_speedup(number(l, "geomean")), format_count(l, "geomean_n")), 16, true);
       out += cell(fmt::format("{} ({}/{})", format_speedup(number(l, "geomean_optimized")),
                               format_count(l, "optimized_n"), n),
                   16, true);
-      for (const char* p : kShownP) out += cell(pct(object(l, "fast_p"), p), 9, true);
+      for (const char* p : kShownP) out += cell(format_share(number(object(l, "fast_p"), p)), 9, true);
       out += cell(format_speedup(number(l, "geomean_eager")), 10, true) +
-             cell(pct(object(l, "fast_p_eager"), "1.0"), 10, true);
+             cell(format_share(number(object(l, "fast_p_eager"), "1.0")), 10, true);
     } else {
       out += cell("not measured", 16, true) + cell("not measured", 16, true);
       for (size_t i = 0; i < std::size(kShownP); ++i) out += cell(kDash, 9, true);
@@ -111,7 +87,7 @@ void problem_lines(std::string& out, const json& b, bool measured) {
       line += cell(kDash, kSpeedup, true) + cell("  not measured", kTimes);
     }
     std::string reason = text(r, "reason");
-    line += fit(reason.empty() ? kDash : reason, kReason);
+    line += svg::truncate(reason.empty() ? kDash : reason, kReason);
     out += line + "\n";
   }
 }
@@ -120,7 +96,7 @@ void problem_lines(std::string& out, const json& b, bool measured) {
 
 std::string render_bench_terminal(const json& b) {
   bool measured = performance_measured(b);
-  std::string out = fit(bench_setup_line(b), kTerminalWidth) + "\n\n";
+  std::string out = svg::truncate(bench_setup_line(b), kTerminalWidth) + "\n\n";
   level_table(out, b);
   if (timed(b)) time_table(out, b);
   problem_lines(out, b, measured);

@@ -59,6 +59,11 @@ std::string format_seconds(std::optional<double> s);
 std::string format_speedup(std::optional<double> x);
 std::string format_bytes(std::optional<double> b);
 std::string format_flops(std::optional<double> f);
+// Matrix-multiply FLOPs as the reports show them: a kernel without tl.dot counts 0 (its elementwise
+// arithmetic is not counted), shown as "none counted (no tl.dot)" rather than "0 FLOP".
+std::string format_matmul_flops(std::optional<double> f);
+// A share as a whole percentage ("42%").
+std::string format_share(std::optional<double> share);
 std::string format_count(const nlohmann::json& j, std::string_view key);
 // Memory sizes in binary units, as torch.cuda and nvidia-smi give them: "23.4 GiB", "512.0 MiB".
 std::string format_mem(std::optional<double> bytes);

@@ -156,6 +156,14 @@ std::string decimal_units(double v, const char* unit) {
 std::string format_bytes(std::optional<double> b) { return b ? decimal_units(*b, "B") : kDash; }
 std::string format_flops(std::optional<double> f) { return f ? decimal_units(*f, "FLOP") : kDash; }
 
+std::string format_matmul_flops(std::optional<double> f) {
+  return f && *f > 0 ? format_flops(f) : f ? "none counted (no tl.dot)" : std::string(kDash);
+}
+
+std::string format_share(std::optional<double> share) {
+  return share ? fmt::format("{:.0f}%", *share * 100) : std::string(kDash);
+}
+
 std::string format_mem(std::optional<double> b) {
   if (!b) return kDash;
   static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
@@ -325,9 +333,10 @@ std::string winning_config(const json& k) {
     return "helion.Config(" + fmt::format("{}", fmt::join(args, ", ")) + ")";
   }
   std::vector<std::string> meta, opts;
-  for (const auto& [key, v] : cfg->items())
-    (launch_option(key) ? opts : meta).push_back(launch_option(key) ? key + "=" + py_literal(v)
-                                                                    : "'" + key + "': " + py_literal(v));
+  for (const auto& [key, v] : cfg->items()) {
+    if (launch_option(key)) opts.push_back(key + "=" + py_literal(v));
+    else meta.push_back("'" + key + "': " + py_literal(v));
+  }
   std::string s = "triton.Config({" + fmt::format("{}", fmt::join(meta, ", ")) + "}";
   for (const std::string& o : opts) s += ", " + o;
   return s + ")";

@@ -82,7 +82,6 @@ table.compact small{color:var(--muted)}
 table.compact td.note{min-width:200px;overflow-wrap:anywhere}
 details.not-run{margin:4px 0 14px}
 details.not-run summary{cursor:pointer;color:var(--muted)}
-td.gate .rule{color:var(--muted);font-size:11px}
 h3 code{font-size:14px}
 svg.chart{display:block;max-width:100%;height:auto;margin:6px 0 10px}
 svg.chart text{font:12px system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;fill:var(--fg)}
@@ -296,10 +295,7 @@ void kernel_table(std::string& out, const json& r, bool measured) {
     out += fmt::format("<tr><td><a href=\"#k{}\"><code>{}</code></a></td><td>{}</td><td>{}</td>", i,
                        name.empty() ? std::string(kDash) : h(name), h_or_dash(kind), h_or_dash(text(k, "bottleneck")));
     out += fmt::format("<td class=\"num\"{}>{}</td>", num_attr(bytes), format_bytes(bytes));
-    // Zero means no tl.dot: elementwise FLOPs are not counted, so "0 FLOP" would misstate the kernel.
-    out += flops && *flops > 0 ? fmt::format("<td class=\"num\"{}>{}</td>", num_attr(flops), format_flops(flops))
-           : flops ? "<td class=\"num\" title=\"no tl.dot: only matrix-multiply FLOPs are counted\">none counted</td>"
-                   : "<td class=\"num\">—</td>";
+    out += fmt::format("<td class=\"num\"{}>{}</td>", num_attr(flops), format_matmul_flops(flops));
     if (measured) {
       std::optional<double> speedup, above;
       if (before && after && *after > 0) speedup = *before / *after;
@@ -419,7 +415,6 @@ void candidates(std::string& out, const json& r, bool measured) {
     out += "</section>\n";
   }
 }
-
 
 void end_to_end(std::string& out, const json& r) {
   const json& e2e = object(object(r, "module"), "end_to_end");

@@ -170,11 +170,6 @@ std::string kind_cell(const json& k) {
   return md_text(kind.empty() ? family : kind + " / " + family);
 }
 
-// Zero matmul FLOPs is a kernel without tl.dot, whose elementwise FLOPs are not counted: not "0 FLOP".
-std::string matmul_flops(std::optional<double> f) {
-  return f && *f > 0 ? format_flops(f) : f ? "none counted (no tl.dot)" : std::string(kDash);
-}
-
 void kernels(std::string& out, const json& r, bool measured) {
   out += "## Kernels\n\n";
   const json& ks = array(r, "kernels");
@@ -195,7 +190,7 @@ void kernels(std::string& out, const json& r, bool measured) {
   for (const json& k : ks) {
     auto before = number(k, "baseline_ms"), after = after_ms(k), floor = number(k, "floor_ms");
     std::vector<std::string> row = {md_code(text(k, "name")), kind_cell(k), md_text(text(k, "bottleneck")),
-                                    format_bytes(number(k, "bytes")), matmul_flops(number(k, "flops"))};
+                                    format_bytes(number(k, "bytes")), format_matmul_flops(number(k, "flops"))};
     if (measured) {
       std::string above = format_above_floor(before, floor);
       if (above != kDash) above += " → " + format_above_floor(after, floor);

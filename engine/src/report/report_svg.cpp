@@ -20,10 +20,12 @@ std::string px(double v) { return fmt::format("{:.1f}", v); }
 // 7 px per character of the 12-px font), so names are not cut at a fixed 34 characters.
 constexpr double kWidth = 760, kValueW = 96, kPlotW = 400, kCharW = 7.0;
 
-size_t code_points(std::string_view s) {
-  size_t n = 0;
-  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
+// Where each code point of `s` (UTF-8) starts.
+std::vector<size_t> code_point_starts(std::string_view s) {
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < s.size(); ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) starts.push_back(i);
+  return starts;
 }
 
 std::string legend(const std::vector<Series>& series, double x, double y) {
@@ -38,20 +40,18 @@ std::string legend(const std::vector<Series>& series, double x, double y) {
 
 }  // namespace
 
+size_t code_points(std::string_view s) { return code_point_starts(s).size(); }
+
 std::string truncate(std::string_view s, size_t max) {
   std::string c = clean(s);
-  std::vector<size_t> starts;
-  for (size_t i = 0; i < c.size(); ++i)
-    if ((static_cast<unsigned char>(c[i]) & 0xC0) != 0x80) starts.push_back(i);
+  std::vector<size_t> starts = code_point_starts(c);
   if (max == 0 || starts.size() <= max) return c;
   return c.substr(0, starts[max - 1]) + "…";
 }
 
 std::string elide_middle(std::string_view s, size_t max) {
   std::string c = clean(s);
-  std::vector<size_t> starts;
-  for (size_t i = 0; i < c.size(); ++i)
-    if ((static_cast<unsigned char>(c[i]) & 0xC0) != 0x80) starts.push_back(i);
+  std::vector<size_t> starts = code_point_starts(c);
   if (max < 3 || starts.size() <= max) return max < 3 ? truncate(c, max) : c;
   size_t head = (max - 1) / 2, tail = max - 1 - head;
   return c.substr(0, starts[head]) + "…" + c.substr(starts[starts.size() - tail]);

@@ -29,6 +29,8 @@ std::string hbar_chart(const std::string& id, const std::string& label, const st
 std::string stacked_chart(const std::string& id, const std::string& label, const std::vector<Series>& series,
                           const std::vector<Bar>& parts);
 
+// How many code points `s` holds (UTF-8): the columns it takes in a terminal, roughly the width in a chart.
+size_t code_points(std::string_view s);
 // Text cut to `max` code points (the last replaced by "…"), after clean().
 std::string truncate(std::string_view s, size_t max);
 // Text cut to `max` code points by taking out its middle ("triton_red_fused_…_amax_sub_1"): kernel names
