@@ -69,3 +69,42 @@ def test_a_pointwise_producer_is_inlined_into_the_reductions_load(kernelopt_bin,
     module = (out / "module_0.py").read_text()
     assert f"{cand['kernel']}.run(arg0_1, buf1, 64, 1024, stream=stream0)" in module and "buf0" not in module
     assert result_vs_eager(out)["match"]
+
+
+def _row_merge(kernelopt_bin, tmp_path, bundle):
+    out, db = tmp_path / "out", tmp_path / "results.db"
+    cmd = [kernelopt_bin, "optimize", str(bundle), "--device", "cpu", "--budget", "600", "--seeds", "2",
+           "--out", str(out), "--db", str(db)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    report = json.loads((out / "report.json").read_text())
+    (region,) = report["regions"]
+    fusion = region["fusion"]
+    chosen = [c for c in fusion["candidates"] if c["id"] == fusion["chosen"]]
+    assert len(chosen) == 1, fusion
+    cand = chosen[0]
+    assert cand["origin"] == "fusion:row_merge", cand
+    assert sorted(cand["internal"]) == ["buf0", "buf1"]  # both statistics in one fused kernel
+    assert [g["status"] for g in cand["gates"]] == ["passed", "passed", "passed", "not_measured"]
+    assert report["summary"]["regions_fused"] == 1 and all(k["fused"] for k in report["kernels"])
+    assert report["module"]["end_to_end"]["evidence"]["correctness"]["vs_baseline_max_rel"] <= 1e-4
+    module = (out / "module_0.py").read_text()
+    assert f"{cand['kernel']}.run(arg2_1, arg2_1, arg0_1, arg1_1, buf3, " in module
+    call = module[module.index("    def call(self, args):"):]
+    assert "buf0" not in call and "buf1" not in call  # the statistics are never allocated
+    assert result_vs_eager(out)["match"]
+    return module
+
+
+def test_group_norms_statistics_and_normalize_merge_into_one_looped_kernel(kernelopt_bin, tmp_path):
+    """The captured group_norm (Welford statistics in a looped reduction, then a pointwise normalize with a
+    per-channel scale): one kernel, a second loop over each row re-reading it from L2."""
+    module = _row_merge(kernelopt_bin, tmp_path, ROOT / "corpus" / "group_norm")
+    assert "eviction_policy='evict_last'" in module
+
+
+def test_short_rows_merge_into_one_persistent_kernel_that_reads_each_row_once(kernelopt_bin, tmp_path):
+    """A group norm whose rows fit one block (Inductor's persistent form, tests/python/data): the normalize reuses
+    the row the statistics loaded."""
+    module = _row_merge(kernelopt_bin, tmp_path, ROOT / "tests/python/data/group_norm_short_rows_inductor_form")
+    assert "fuse_tmp0 = tmp0" in module

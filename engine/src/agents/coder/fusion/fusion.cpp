@@ -1,9 +1,13 @@
 #include "agents/coder/fusion/fusion.h"
 
+#include <set>
+#include <tuple>
+
 #include <fmt/format.h>
 
 #include "agents/coder/fusion/epilogue.h"
 #include "agents/coder/fusion/prologue.h"
+#include "agents/coder/fusion/row_merge.h"
 #include "verify/region_host.h"
 
 namespace kopt::agents::fusion {
@@ -14,11 +18,13 @@ struct Strategy {
   const char* name;
   std::optional<stitch::RegionEdit> (*build)(const Pair&, std::string*);
   const char* verb;  // the description: "<verb> consumer into producer"
+  bool whole_pair;   // fuses every internal buffer of the pair at once: built once per pair
 };
 
 const Strategy kStrategies[] = {
-    {"epilogue", epilogue, "fold {1} into {0}'s store"},
-    {"prologue", prologue, "inline {0} into {1}'s load"},
+    {"epilogue", epilogue, "fold {1} into {0}'s store", false},
+    {"prologue", prologue, "inline {0} into {1}'s load", false},
+    {"row_merge", row_merge, "merge {1} into {0}'s rows", true},
 };
 
 }  // namespace
@@ -32,6 +38,9 @@ RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profi
     plan.declined.push_back("no internal buffer: every buffer the region writes is read after it");
     return plan;
   }
+  std::vector<std::string> internal;
+  for (const profile::RegionBuffer& b : r.internal) internal.push_back(b.name);
+  std::set<std::tuple<const Strategy*, size_t, size_t>> built;  // whole-pair strategies already tried
   for (const profile::RegionBuffer& b : r.internal) {
     // Which launches of the region pass the buffer at all: one writer and one reader only.
     std::vector<size_t> users;
@@ -55,9 +64,10 @@ RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profi
     // The winners' sources first (when either kernel has one), then the kernels' own.
     std::vector<Pair> bases;
     if (won(kp) != kp.source || won(kc) != kc.source)
-      bases.push_back({&a, &f, users[0], users[1], b.name, won(kp), won(kc)});
-    bases.push_back({&a, &f, users[0], users[1], b.name, kp.source, kc.source});
-    for (const Strategy& s : kStrategies)
+      bases.push_back({&a, &f, users[0], users[1], b.name, internal, won(kp), won(kc)});
+    bases.push_back({&a, &f, users[0], users[1], b.name, internal, kp.source, kc.source});
+    for (const Strategy& s : kStrategies) {
+      if (s.whole_pair && !built.insert({&s, users[0], users[1]}).second) continue;
       for (const Pair& p : bases) {
         bool on_winners = &p != &bases.back();
         std::string why;
@@ -71,6 +81,7 @@ RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profi
                                               on_winners ? ", per-kernel winners" : "", why));
         }
       }
+    }
   }
   return plan;
 }

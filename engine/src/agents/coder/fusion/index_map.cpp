@@ -147,4 +147,33 @@ std::optional<std::vector<std::string>> invert(const Affine& load, const std::ve
   return out;
 }
 
+std::optional<int64_t> eval_int(const py::Node* e, const std::map<std::string, int64_t>& env) {
+  if (!e) return std::nullopt;
+  if (auto v = int_const(e)) return *v;
+  if (e->is("Name")) {
+    auto it = env.find(std::string(e->ident("id")));
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  }
+  if (e->is("UnaryOp") && e->ident("op") == "USub") {
+    auto v = eval_int(e->child("operand"), env);
+    if (v) return -*v;
+    return std::nullopt;
+  }
+  if (!e->is("BinOp")) return std::nullopt;
+  auto l = eval_int(e->child("left"), env), r = eval_int(e->child("right"), env);
+  if (!l || !r) return std::nullopt;
+  std::string_view op = e->ident("op");
+  if (op == "Add") return *l + *r;
+  if (op == "Sub") return *l - *r;
+  if (op == "Mult") return *l * *r;
+  if (*r == 0) return std::nullopt;
+  // Python floors; C++ truncates toward zero.
+  int64_t q = *l / *r, m = *l % *r;
+  if (m != 0 && ((m < 0) != (*r < 0))) --q, m += *r;
+  if (op == "FloorDiv") return q;
+  if (op == "Mod") return m;
+  return std::nullopt;
+}
+
 }  // namespace kopt::agents::fusion

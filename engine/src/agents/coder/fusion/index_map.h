@@ -51,4 +51,10 @@ bool is_x_index(const Affine& a, const std::vector<Digit>& digits);
 std::optional<std::vector<std::string>> invert(const Affine& load, const std::vector<Digit>& digits, int64_t numel,
                                                const std::string& addr, std::string* why);
 
+// The value an integer expression takes with `env`'s names bound: constants, names, +, -, *, //
+// and % with Python's floored division, unary minus, parentheses. Nothing for anything else (a
+// call, a float, an unbound name) or a division by zero. What a strategy samples an index map
+// with where it has no closed form for it (fusion/row_merge.h).
+std::optional<int64_t> eval_int(const py::Node* e, const std::map<std::string, int64_t>& env);
+
 }  // namespace kopt::agents::fusion

@@ -17,6 +17,7 @@ struct Pair {
   const ir::Function* f = nullptr;
   size_t producer = 0, consumer = 0;  // launch indices into f->launches
   std::string buffer;                 // the internal storage: written by the producer, read by the consumer
+  std::vector<std::string> internal;  // every internal storage of the region (a strategy may fuse several)
   // The sources fused: each kernel's own, or the per-kernel search's winner for it (same name,
   // parameters and launch site), so that a fusion keeps what the kernel's own search won.
   std::string producer_source, consumer_source;

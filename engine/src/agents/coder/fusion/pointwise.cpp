@@ -19,7 +19,8 @@ std::string callee(const py::Module& m, const py::Node* call) { return std::stri
 
 }  // namespace
 
-std::optional<Pointwise> read_pointwise(const ir::Kernel& k, const std::string& source, std::string* why) {
+std::optional<Pointwise> read_pointwise(const ir::Kernel& k, const std::string& source, std::string* why,
+                                        bool tile) {
   auto no = [&](std::string w) -> std::optional<Pointwise> { return *why = std::move(w), std::nullopt; };
   if (k.kind != "pointwise") return no(fmt::format("{} is a {} kernel, not pointwise", k.name, k.kind));
   for (const ir::KernelParam& p : k.signature)
@@ -87,7 +88,7 @@ std::optional<Pointwise> read_pointwise(const ir::Kernel& k, const std::string& 
     pw.locals.insert(*pw.whole.begin());
     pw.whole.erase(pw.whole.begin());
   }
-  if (!complete(pw.digits, pw.xnumel, why)) return std::nullopt;
+  if (tile && !complete(pw.digits, pw.xnumel, why)) return std::nullopt;
   for (const Pointwise::Load& l : pw.loads)
     if (!plain_mask(l.at.mask)) return no(fmt::format("{}: the load of {} has its own mask", k.name, l.at.ptr));
   if (!plain_mask(pw.store.mask)) return no(fmt::format("{}: the store has its own mask", k.name));

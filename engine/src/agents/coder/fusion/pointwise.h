@@ -34,8 +34,11 @@ struct Pointwise {
 // `k` read as such, or nothing with what did not fit: a loop or branch, a second grid axis, a
 // statement that is not elementwise, a masked access beyond xmask, more than one store, digits that
 // do not tile the x index.
-// `source` is k's own or a candidate of k (the per-kernel search's winner).
-std::optional<Pointwise> read_pointwise(const ir::Kernel& k, const std::string& source, std::string* why);
+// `source` is k's own or a candidate of k (the per-kernel search's winner). With `tile` false the
+// digits need not tile the x index (`x4 = xindex // 256` beside `x1 = (xindex // 256) % 64`): for
+// a strategy that evaluates the index maps instead of inverting them.
+std::optional<Pointwise> read_pointwise(const ir::Kernel& k, const std::string& source, std::string* why,
+                                        bool tile = true);
 
 // The index `a` of an access as an affine map of the digits (`whole` names expanded into them).
 std::optional<Affine> digit_affine(const Pointwise& p, const py::Node* index);

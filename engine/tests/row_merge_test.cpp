@@ -1,0 +1,151 @@
+// The row merge (agents/coder/fusion/row_merge.h) on the captured group_norm bundle (Inductor:
+// Welford statistics per (sample, group), then a pointwise normalize with a per-channel scale and
+// shift): the merged kernel's shape, G1 on its module, then G1-G3 with the CPU worker; and the
+// index evaluator it samples index maps with.
+#include <gtest/gtest.h>
+
+#include "agents/coder/fusion/fusion.h"
+#include "agents/coder/fusion/index_map.h"
+#include "artifact/bundle.h"
+#include "artifact/pyparse/ast.h"
+#include "results/record.h"
+#include "stitch/stitch.h"
+#include "verify/region_cascade.h"
+#include "test_util.h"
+
+using namespace kopt;
+using namespace kopt::agents::fusion;
+using kopt::testing::corpus;
+
+namespace {
+
+std::optional<int64_t> evaluated(const std::string& expr, const std::map<std::string, int64_t>& env) {
+  auto m = py::parse(expr + "\n", "<test>");
+  return eval_int(m->root()->list("body").front()->child("value"), env);
+}
+
+struct Planned {
+  std::unique_ptr<ir::Bundle> b;
+  std::vector<profile::Region> regions;
+  RegionPlan plan;
+};
+
+Planned planned(const std::string& name) {
+  Planned p;
+  p.b = corpus(name);
+  const ir::Artifact& a = *p.b->graphs.at(0);
+  p.regions = profile::regions(a, *a.entry_function(), p.b->meta["graphs"][0]["args"]);
+  p.plan = plan_region(a, *a.entry_function(), p.regions.at(0));
+  return p;
+}
+
+const RegionCandidate* merged(const RegionPlan& plan) {
+  for (const RegionCandidate& c : plan.candidates)
+    if (c.origin == "fusion:row_merge") return &c;
+  return nullptr;
+}
+
+std::string declines(const RegionPlan& plan) {
+  std::string out;
+  for (const std::string& d : plan.declined) out += d + "\n";
+  return out;
+}
+
+verify::RegionFacts facts(const profile::Region& r) {
+  verify::RegionFacts f{r.launches, {}, {}, {}};
+  for (const auto& x : r.inputs) f.inputs.push_back(x.name);
+  for (const auto& x : r.outputs) f.outputs.push_back(x.name);
+  for (const auto& x : r.internal) f.internal.push_back(x.name);
+  return f;
+}
+
+}  // namespace
+
+TEST(FusionIndex, EvaluatesWithPythonsFlooredDivision) {
+  EXPECT_EQ(evaluated("(x // 256) % 64", {{"x", 65535}}), 63);
+  EXPECT_EQ(evaluated("x4 // 8", {{"x4", 255}}), 31);
+  EXPECT_EQ(evaluated("-7 // 2", {}), -4);  // C++ would give -3
+  EXPECT_EQ(evaluated("-7 % 2", {}), 1);
+  EXPECT_EQ(evaluated("1023 + ((-1)*x0) + 1024*x1", {{"x0", 3}, {"x1", 2}}), 3068);
+  EXPECT_FALSE(evaluated("x // 0", {{"x", 1}}));
+  EXPECT_FALSE(evaluated("y + 1", {{"x", 1}}));          // unbound
+  EXPECT_FALSE(evaluated("tl.full([1], 2, tl.int32)", {}));  // a call
+}
+
+TEST(FusionRowMerge, GroupNormsStatisticsStayInRegisters) {
+  Planned p = planned("group_norm");
+  const RegionCandidate* c = merged(p.plan);
+  ASSERT_TRUE(c) << declines(p.plan);
+  const stitch::RegionEdit& e = c->edit;
+  EXPECT_EQ(e.kernel, "triton_red_fused_native_group_norm_0_poi_fused_native_group_norm_1");
+  EXPECT_EQ(e.launches, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(e.internal, (std::vector<std::string>{"buf0", "buf1"}));  // both statistics, in one candidate
+  // The producer's input, then the consumer's pointers (prefixed), then the sizes.
+  EXPECT_EQ(e.args, "arg2_1, arg2_1, arg0_1, arg1_1, buf3, 32, 2048");
+  for (const char* want : {
+           "def triton_red_fused_native_group_norm_0_poi_fused_native_group_norm_1(in_ptr0, fuse_in_ptr0, "
+           "fuse_in_ptr3, fuse_in_ptr4, fuse_out_ptr0, xnumel, r0_numel, XBLOCK : tl.constexpr, R0_BLOCK : "
+           "tl.constexpr):",
+           "'signature': {'in_ptr0': '*fp32', 'fuse_in_ptr0': '*fp32', 'fuse_in_ptr3': '*fp32', 'fuse_in_ptr4': "
+           "'*fp32', 'fuse_out_ptr0': '*fp32', 'xnumel': 'i32', 'r0_numel': 'i32', 'XBLOCK': 'constexpr', "
+           "'R0_BLOCK': 'constexpr'}",
+           "fuse_s0 = (tmp2).to(tl.float32)", "fuse_s1 = (tmp6).to(tl.float32)",
+           // The first pass keeps the row in L2 for the second.
+           "eviction_policy='evict_last'",
+           // The second pass: the consumer's element is the producer's own load index.
+           "        fuse_xindex = r0_1 + 2048*x0\n", "        fuse_xmask = r0_mask & xmask\n",
+           "        fuse_tmp0 = tl.load(fuse_in_ptr0 + (fuse_x3), fuse_xmask, eviction_policy='evict_first')\n",
+           "        fuse_tmp1 = fuse_s0\n", "        fuse_tmp3 = fuse_s1\n",
+           "        fuse_x1 = ((fuse_xindex // 256) % 64)\n",
+           "        tl.store(fuse_out_ptr0 + (fuse_x3), fuse_tmp13, fuse_xmask)\n"})
+    EXPECT_NE(e.source.find(want), std::string::npos) << want << "\n" << e.source;
+  EXPECT_EQ(e.source.find("out_ptr1"), std::string::npos) << e.source;  // the statistics are never stored
+
+  // G1: exactly the region's edits, and the merged kernel's own static checks.
+  const ir::Artifact& a = *p.b->graphs.at(0);
+  std::string module = stitch::stitch(a, {}, {}, {e});
+  verify::RegionG1 g1 = verify::check_region(a, facts(p.regions[0]), module);
+  std::string failed;
+  for (const auto& f : g1.g1.findings)
+    if (!f.passed) failed += f.check + ": " + f.message + "\n";
+  EXPECT_TRUE(g1.g1.passed) << failed;
+}
+
+TEST(FusionRowMergeWorker, TheMergedGroupNormPassesG1ToG3) {
+  Planned p = planned("group_norm");
+  const RegionCandidate* c = merged(p.plan);
+  ASSERT_TRUE(c) << declines(p.plan);
+  worker::SupervisorOptions wo;
+  wo.argv = {"python3", "-m", "kernelopt.worker"};
+  wo.env["PYTHONPATH"] = std::string(KOPT_SOURCE_DIR) + "/python";
+  wo.slots = {"cpu"};
+  worker::Supervisor sup(wo);
+  verify::CascadeOptions o;
+  o.timeout = std::chrono::seconds(300);
+  o.seeds = 2;
+  std::string module = stitch::stitch(*p.b->graphs.at(0), {}, {}, {c->edit});
+  verify::RegionCascadeResult r = verify::run_region_cascade(sup, *p.b, 0, facts(p.regions[0]), module, o);
+  ASSERT_TRUE(r.cascade.accepted) << results::cascade_json(r.cascade).dump(2);
+  for (size_t g = 0; g < 3; ++g) EXPECT_EQ(r.cascade.gates[g].status, verify::GateStatus::passed);
+  EXPECT_EQ(r.cascade.gates[1].evidence["outputs"], nlohmann::json::array({"buf3"}));
+  for (const auto& run : r.cascade.gates[1].evidence["runs"]) EXPECT_TRUE(run["match"].get<bool>()) << run.dump();
+
+  // The statistics swapped (the variance read as the mean): G2 sees every row wrong.
+  std::string swapped = module;
+  for (auto [from, to] : {std::pair{"fuse_tmp1 = fuse_s0", "fuse_tmp1 = fuse_s1"}}) {
+    size_t at = swapped.find(from);
+    ASSERT_NE(at, std::string::npos);
+    swapped.replace(at, std::string(from).size(), to);
+  }
+  verify::RegionCascadeResult bad = verify::run_region_cascade(sup, *p.b, 0, facts(p.regions[0]), swapped, o);
+  EXPECT_FALSE(bad.cascade.accepted);
+  ASSERT_EQ(bad.cascade.gates.size(), 2u) << results::cascade_json(bad.cascade).dump(2);
+  EXPECT_EQ(bad.cascade.gates[1].status, verify::GateStatus::failed);
+}
+
+TEST(FusionRowMerge, DeclinesWithTheReason) {
+  // A scan and a flip walk the same rows, but the scan's output is no per-row statistic.
+  Planned p = planned("reverse_cumsum");
+  EXPECT_FALSE(merged(p.plan));
+  EXPECT_NE(declines(p.plan).find("row_merge"), std::string::npos) << declines(p.plan);
+}
