@@ -4,6 +4,8 @@
 // index evaluator it samples index maps with.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "agents/coder/fusion/fusion.h"
 #include "agents/coder/fusion/index_map.h"
 #include "artifact/bundle.h"
@@ -32,7 +34,9 @@ struct Planned {
 
 Planned planned(const std::string& name) {
   Planned p;
-  p.b = corpus(name);
+  p.b = name.find('/') == std::string::npos
+            ? corpus(name)
+            : ir::load_bundle((std::filesystem::path(KOPT_SOURCE_DIR) / name).string());
   const ir::Artifact& a = *p.b->graphs.at(0);
   p.regions = profile::regions(a, *a.entry_function(), p.b->meta["graphs"][0]["args"]);
   p.plan = plan_region(a, *a.entry_function(), p.regions.at(0));
@@ -141,6 +145,27 @@ TEST(FusionRowMergeWorker, TheMergedGroupNormPassesG1ToG3) {
   EXPECT_FALSE(bad.cascade.accepted);
   ASSERT_EQ(bad.cascade.gates.size(), 2u) << results::cascade_json(bad.cascade).dump(2);
   EXPECT_EQ(bad.cascade.gates[1].status, verify::GateStatus::failed);
+}
+
+TEST(FusionRowMerge, ColumnStatisticsMergeThroughTheStridedAnchor) {
+  // Batch statistics over rows (tests/python/data, Inductor's form): the producer's "rows" are columns,
+  // read at x0 + 160*r0_1; the consumer's element for column x, row r is that same address.
+  Planned p = planned("tests/python/data/batch_stats_columns_inductor_form");
+  const RegionCandidate* c = merged(p.plan);
+  ASSERT_TRUE(c) << declines(p.plan);
+  EXPECT_NE(c->edit.source.find("    fuse_xindex = x0 + 160*r0_1\n"), std::string::npos) << c->edit.source;
+  EXPECT_NE(c->edit.source.find("    fuse_tmp0 = tmp0\n"), std::string::npos);  // the persistent row, reused
+
+  // The same consumer reading the statistics along the wrong axis: declined, with where it went wrong.
+  const ir::Artifact& a = *p.b->graphs.at(0);
+  std::string src = a.module->source();
+  size_t at = src.find("x0 = (xindex % 160)");
+  ASSERT_NE(at, std::string::npos);
+  src.replace(at, std::string("x0 = (xindex % 160)").size(), "x0 = (xindex // 96)");
+  auto wrong = ir::build(src, "wrong axis");
+  RegionPlan plan = plan_region(*wrong, *wrong->entry_function(), p.regions.at(0));
+  EXPECT_FALSE(merged(plan));
+  EXPECT_NE(declines(plan).find("the producer stored row"), std::string::npos) << declines(plan);
 }
 
 TEST(FusionRowMerge, DeclinesWithTheReason) {

@@ -71,7 +71,7 @@ def test_a_pointwise_producer_is_inlined_into_the_reductions_load(kernelopt_bin,
     assert result_vs_eager(out)["match"]
 
 
-def _row_merge(kernelopt_bin, tmp_path, bundle):
+def _row_merge(kernelopt_bin, tmp_path, bundle, launch="arg2_1, arg2_1, arg0_1, arg1_1, buf3, "):
     out, db = tmp_path / "out", tmp_path / "results.db"
     cmd = [kernelopt_bin, "optimize", str(bundle), "--device", "cpu", "--budget", "600", "--seeds", "2",
            "--out", str(out), "--db", str(db)]
@@ -89,7 +89,7 @@ def _row_merge(kernelopt_bin, tmp_path, bundle):
     assert report["summary"]["regions_fused"] == 1 and all(k["fused"] for k in report["kernels"])
     assert report["module"]["end_to_end"]["evidence"]["correctness"]["vs_baseline_max_rel"] <= 1e-4
     module = (out / "module_0.py").read_text()
-    assert f"{cand['kernel']}.run(arg2_1, arg2_1, arg0_1, arg1_1, buf3, " in module
+    assert f"{cand['kernel']}.run({launch}" in module
     call = module[module.index("    def call(self, args):"):]
     assert "buf0" not in call and "buf1" not in call  # the statistics are never allocated
     assert result_vs_eager(out)["match"]
@@ -108,3 +108,11 @@ def test_short_rows_merge_into_one_persistent_kernel_that_reads_each_row_once(ke
     the row the statistics loaded."""
     module = _row_merge(kernelopt_bin, tmp_path, ROOT / "tests/python/data/group_norm_short_rows_inductor_form")
     assert "fuse_tmp0 = tmp0" in module
+
+
+def test_column_statistics_merge_through_the_strided_anchor(kernelopt_bin, tmp_path):
+    """Batch statistics over the rows of a 2-D tensor (tests/python/data, Inductor's form): the producer reduces
+    columns (x0 + 160*r0_1), the consumer normalizes each element by its column's statistics."""
+    module = _row_merge(kernelopt_bin, tmp_path, ROOT / "tests/python/data/batch_stats_columns_inductor_form",
+                        launch="arg0_1, arg0_1, arg1_1, arg2_1, buf2, 160, 96, stream=stream0)")
+    assert "fuse_xindex = x0 + 160*r0_1" in module
