@@ -138,10 +138,12 @@ TEST(FusionPrologue, TheScaledTransposeIsInlinedIntoTheSumsLoad) {
                            "tmp0 = tl.where(xmask, (fuse_tmp3).to(tl.float32), 0.0)",
                            "'in_ptr0': '*bf16', 'out_ptr0': '*fp32'"})
     EXPECT_NE(s.find(line), std::string::npos) << line << "\n" << s;
-  // The epilogue declines the same pair, saying why.
-  ASSERT_EQ(plan.declined.size(), 1u);
+  // The epilogue and the row merge decline the same pair, saying why.
+  ASSERT_EQ(plan.declined.size(), 2u);
   EXPECT_NE(plan.declined[0].find("epilogue"), std::string::npos);
   EXPECT_NE(plan.declined[0].find("not pointwise"), std::string::npos) << plan.declined[0];
+  EXPECT_NE(plan.declined[1].find("row_merge"), std::string::npos);
+  EXPECT_NE(plan.declined[1].find("not a reduction"), std::string::npos) << plan.declined[1];
 }
 
 TEST(FusionPrologue, DeclinesWithTheReason) {

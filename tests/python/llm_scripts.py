@@ -60,3 +60,38 @@ def demo_script() -> dict:
         {"match": "# kernelopt reviewer prompt", "replies": [{"text": fenced(CORRECT)}]},
         {"match": "# kernelopt tuner prompt", "replies": [{"text": fenced(json.dumps(configs), "json")}]},
     ]}
+
+
+# corpus/group_norm's one region (statistics buf0, buf1, then the normalize into buf3) as one kernel, the way a
+# model might write it: the mean, then the centred variance, then the normalize, three loops over each row.
+REGION_ENTRY = ("def triton_region_g0_r0(arg2_1, arg0_1, arg1_1, buf3, xnumel, r0_numel, XBLOCK : tl.constexpr, "
+                "R0_BLOCK : tl.constexpr):\n")
+REGION_CORRECT = REGION_ENTRY + """    xnumel = 32
+    r0_numel = 2048
+    rows = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    rmask = rows < xnumel
+    cols = tl.arange(0, R0_BLOCK)[None, :]
+    acc = tl.zeros([XBLOCK, R0_BLOCK], tl.float32)
+    for off in range(0, r0_numel, R0_BLOCK):
+        m = rmask & (off + cols < r0_numel)
+        acc += tl.load(arg2_1 + rows * r0_numel + off + cols, m, other=0.0)
+    mean = tl.sum(acc, 1)[:, None] / r0_numel
+    acc2 = tl.zeros([XBLOCK, R0_BLOCK], tl.float32)
+    for off in range(0, r0_numel, R0_BLOCK):
+        m = rmask & (off + cols < r0_numel)
+        d = tl.load(arg2_1 + rows * r0_numel + off + cols, m, other=0.0) - mean
+        acc2 += tl.where(m, d * d, 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(acc2, 1)[:, None] / r0_numel + 1e-05)
+    for off in range(0, r0_numel, R0_BLOCK):
+        m = rmask & (off + cols < r0_numel)
+        e = rows * r0_numel + off + cols
+        ch = (e // 256) % 64
+        x = tl.load(arg2_1 + e, m, other=0.0)
+        w = tl.load(arg0_1 + ch, m, other=0.0)
+        b = tl.load(arg1_1 + ch, m, other=0.0)
+        tl.store(buf3 + e, (x - mean) * rstd * w + b, m)
+"""
+# Drops the shift: runs, writes something else (G2).
+REGION_WRONG = REGION_CORRECT.replace("rstd * w + b", "rstd * w")
+# Passes an internal buffer the fused launch can no longer have.
+REGION_INTERNAL = REGION_CORRECT.replace("arg1_1, buf3, xnumel", "arg1_1, buf3, buf0, xnumel")

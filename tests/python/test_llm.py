@@ -281,3 +281,40 @@ def test_end_to_end_failure_leaves_out_one_kernel_and_keeps_the_other(kernelopt_
     assert report["module"]["changed"] and report["module"]["end_to_end"]["status"] != "failed"
     stitched = (tmp_path / "out" / "module_0.py").read_text()
     assert stitched.count("* 1.00006") == 1 and "tmp2 * 1.00006" in stitched
+
+
+def test_the_llm_fuses_a_region_as_one_unit(kernelopt_bin, tmp_path):
+    """`--agents llm` on corpus/group_norm: besides its kernels, the region (statistics, then normalize) is sent to
+    the region prompt; a reply that passes an internal buffer is unparsable, a wrong fusion fails G2, a right one
+    passes G1-G3 and replaces both kernels."""
+    from llm_scripts import REGION_CORRECT, REGION_INTERNAL, REGION_WRONG
+
+    script = {"rules": [{"match": "# kernelopt region prompt", "replies": [
+        {"text": fenced(REGION_INTERNAL)}, {"text": fenced(REGION_WRONG)}, {"text": fenced(REGION_CORRECT)}]}],
+        "default": {"text": "no"}}
+    with ScriptedServer(script, expect_key=KEY) as server:
+        cfg = write_config(tmp_path, server.url)
+        cfg.write_text(cfg.read_text().replace("coder_proposals = 4", "coder_proposals = 3"))
+        env = dict(os.environ, KOPT_TEST_LLM_KEY=KEY)
+        cmd = [kernelopt_bin, "optimize", str(ROOT / "corpus" / "group_norm"), "--device", "cpu", "--agents", "llm",
+               "--config", str(cfg), "--out", str(tmp_path / "out"), "--db", str(tmp_path / "results.db"),
+               "--seeds", "2"]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr
+    assert server.roles().count("region") == 3
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    fusion = report["regions"][0]["fusion"]
+    assert any("llm (reply 1): the parameter buf0 names none of the region's inputs and outputs" in d
+               for d in fusion["declined"]), fusion["declined"]
+    outcomes = [(c["origin"], c["accepted"], [g["status"] for g in c["gates"]]) for c in fusion["candidates"]]
+    assert outcomes == [("llm:region", False, ["passed", "failed"]),
+                        ("llm:region", True, ["passed", "passed", "passed", "not_measured"])], outcomes
+    assert fusion["chosen"] == "r2" and all(k["fused"] for k in report["kernels"])
+    module = (tmp_path / "out" / "module_0.py").read_text()
+    assert "triton_region_g0_r0.run(arg2_1, arg0_1, arg1_1, buf3, 32, 2048, stream=stream0)" in module
+    assert "@triton_heuristics.reduction(" in module and "size_hints={'x': 32, 'r0_': 2048}," in module
+    lines = [json.loads(x) for x in (tmp_path / "out" / "transcripts.jsonl").read_text().splitlines()]
+    region = [x for x in lines if x["role"] == "region"]
+    assert [x["outcome"] for x in region] == ["unparsable", "proposed", "proposed"]
+    assert "buf0 (internal)" in region[0]["prompt"] and "triton_red_fused_native_group_norm_0" in region[0]["prompt"]
+    assert region[0]["prompt_version"] == "region/v1"

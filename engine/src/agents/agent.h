@@ -24,6 +24,14 @@ class Session;
 struct Config;
 }  // namespace kopt::llm
 
+namespace kopt::profile {
+struct Region;
+}  // namespace kopt::profile
+
+namespace kopt::agents::fusion {
+struct RegionPlan;
+}  // namespace kopt::agents::fusion
+
 namespace kopt::agents {
 
 // What the profiler knows about one Triton kernel of the bundle.
@@ -90,11 +98,23 @@ class Planner {
   virtual Plan plan(const KernelProfile& k) = 0;
 };
 
+// A region of call() (profile/regions.h) as the coder's unit beside the kernel: several launches
+// one fused kernel may replace (docs/optimize.md, "Regions").
+struct RegionUnit {
+  const ir::Artifact* art = nullptr;
+  const ir::Function* f = nullptr;
+  const profile::Region* region = nullptr;
+  size_t graph = 0, index = 0;                // the region's graph, its place among the graph's regions
+  std::map<std::string, std::string> winners;  // kernel name -> the per-kernel search's chosen source
+};
+
 class Coder {
  public:
   virtual ~Coder() = default;
   // Candidates for the plan's strategies, most promising first.
   virtual std::vector<Candidate> propose(const KernelProfile& k, const Plan& p) = 0;
+  // Fused candidates for a region, tried in order, with what declined and why.
+  virtual fusion::RegionPlan propose_region(const RegionUnit& u) = 0;
 };
 
 class Reviewer {

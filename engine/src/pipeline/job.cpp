@@ -136,7 +136,7 @@ json run_optimize(const OptimizeOptions& o, results::ResultsDb& db, worker::Supe
     run("profile", [&] { profile(job); });
     run("plan", [&] { plan(job, agents); });
     run("search", [&] { search(job, agents, db); });
-    run("regions", [&] { regions(job, db); });
+    run("regions", [&] { regions(job, agents, db); });
     run("stitch", [&] { stitch_modules(job); });
     run("end_to_end", [&] { end_to_end(job); });
   } catch (...) {

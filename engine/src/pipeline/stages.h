@@ -105,7 +105,7 @@ void plan(Job& job, agents::Agents& agents);
 
 // Search through write: pipeline/stages_finish.cpp.
 void search(Job& job, agents::Agents& agents, results::ResultsDb& db);
-void regions(Job& job, results::ResultsDb& db);
+void regions(Job& job, agents::Agents& agents, results::ResultsDb& db);
 void stitch_modules(Job& job);
 void end_to_end(Job& job);
 void write(Job& job);

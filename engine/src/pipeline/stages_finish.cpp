@@ -102,11 +102,11 @@ void search(Job& job, agents::Agents& agents, results::ResultsDb& db) {
   if (tty) std::cerr << "\n";
 }
 
-void regions(Job& job, results::ResultsDb& db) {
+void regions(Job& job, agents::Agents& agents, results::ResultsDb& db) {
   if (!job.skip.empty()) return;
   search::SearchOptions so = search_options(job);
   search::Cache cache{db, {}};
-  job.regions = search::search_regions(*job.sup, *job.bundle, job.outcomes, so, cache,
+  job.regions = search::search_regions(*job.sup, *job.bundle, *agents.coder, job.outcomes, so, cache,
                                        [&](const std::string& line) { job.say(line); });
   for (const search::RegionOutcome& r : job.regions)
     if (r.chosen) job.say(fmt::format("region {} of graph {}: fused ({})", r.index, r.graph, r.note));

@@ -83,7 +83,7 @@ RegionTried verified(worker::Supervisor& sup, const ir::Bundle& bundle, size_t g
 
 }  // namespace
 
-std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bundle& bundle,
+std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bundle& bundle, agents::Coder& coder,
                                           std::vector<KernelOutcome>& outcomes, const SearchOptions& o, Cache& cache,
                                           const Progress& progress) {
   std::vector<RegionOutcome> out;
@@ -100,7 +100,7 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
       for (const KernelOutcome& k : outcomes)
         if (k.profile.graph == g && k.profile.kernel && k.chosen)
           winners[k.profile.kernel->name] = k.candidates[*k.chosen].candidate.source;
-      RegionOutcome r{g, i, facts_of(rs[i]), agents::fusion::plan_region(a, *f, rs[i], winners), {}, {}, {}, {}};
+      RegionOutcome r{g, i, facts_of(rs[i]), coder.propose_region({&a, f, &rs[i], g, i, winners}), {}, {}, {}, {}};
       if (r.plan.candidates.empty()) r.note = "no fusion candidate (see declined)";
       for (const agents::fusion::RegionCandidate& c : r.plan.candidates) {
         if (std::chrono::steady_clock::now() >= o.deadline) {

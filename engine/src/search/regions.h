@@ -41,11 +41,12 @@ struct RegionOutcome {
   std::vector<Saved> replaced;
 };
 
-// Every region of every graph with at least two launches, fusion tried where the coder has a
-// candidate; `outcomes` (the per-kernel search's) lose the winners a chosen region replaces.
+// Every region of every graph with at least two launches, fusion tried where the coder (its
+// propose_region: the built-in strategies, the LLM's fused kernels, or both) has a candidate;
+// `outcomes` (the per-kernel search's) lose the winners a chosen region replaces.
 // Region cascades are cached in the results database (kind "region_cascade") under the module, the
 // region's kernels' launch records and the candidate module's hash, with `o.cache_prefix`.
-std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bundle& bundle,
+std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bundle& bundle, agents::Coder& coder,
                                           std::vector<KernelOutcome>& outcomes, const SearchOptions& o, Cache& cache,
                                           const Progress& progress);
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "agents/coder/config_space.h"
+#include "agents/coder/fusion/fusion.h"
 #include "agents/coder/patterns/patterns.h"
 #include "agents/coder/rewrites/rewrites.h"
 #include "agents/coder/templates/templates.h"
@@ -111,6 +112,10 @@ std::vector<Candidate> BuiltinCoder::propose(const KernelProfile& k, const Plan&
   }
   std::stable_partition(merged.begin(), merged.end(), [](const Candidate& c) { return !c.screen_last; });
   return merged;
+}
+
+fusion::RegionPlan BuiltinCoder::propose_region(const RegionUnit& u) {
+  return fusion::plan_region(*u.art, *u.f, *u.region, u.winners);
 }
 
 }  // namespace kopt::agents

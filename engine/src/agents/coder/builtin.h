@@ -22,6 +22,8 @@ class BuiltinCoder : public Coder {
  public:
   explicit BuiltinCoder(size_t max_configs = 48) : max_configs_(max_configs) {}
   std::vector<Candidate> propose(const KernelProfile& k, const Plan& p) override;
+  // The fusion strategies (fusion/fusion.h).
+  fusion::RegionPlan propose_region(const RegionUnit& u) override;
 
  private:
   size_t max_configs_;

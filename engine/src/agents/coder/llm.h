@@ -17,6 +17,10 @@ class LlmCoder : public Coder {
   LlmCoder(std::shared_ptr<llm::Session> s, std::unique_ptr<Coder> builtin)
       : s_(std::move(s)), builtin_(std::move(builtin)) {}
   std::vector<Candidate> propose(const KernelProfile& k, const Plan& p) override;
+  // The built-in fusion strategies' candidates (hybrid mode), then `coder_proposals` fused kernels
+  // asked for the whole region (llm_region.h), for a region of two to kMaxRegionLaunches launches with
+  // an internal buffer.
+  fusion::RegionPlan propose_region(const RegionUnit& u) override;
 
  private:
   std::shared_ptr<llm::Session> s_;
