@@ -142,7 +142,8 @@ _AFFINE = [
 
 
 def norms(rng: random.Random, dtype: str) -> Draft:
-    op = rng.choice(("layer_norm", "rms_norm", "group_norm", "instance_norm", "normalize", "frobenius_normalize"))
+    op = rng.choice(("layer_norm", "rms_norm", "group_norm", "instance_norm", "batch_norm", "normalize",
+                     "frobenius_normalize"))
     affine = rng.random() < 0.6
     eps = rng.choice((1e-5, 1e-6))
     if op == "layer_norm":
@@ -192,6 +193,19 @@ def norms(rng: random.Random, dtype: str) -> Draft:
         desc = f"InstanceNorm{nd}d, affine={affine}"
         return Draft("norms", f"instance_norm{nd}d", params, desc, dims, [Input("randn")], "self.norm(a)",
                      _layouts(nd + 2), init)
+    if op == "batch_norm":
+        # Training mode (nn.Module's default): each channel's statistics over the batch and every other dim,
+        # then a per-channel normalize; the running statistics are updated in place.
+        rank = rng.randint(2, 5)
+        nd = {2: 1, 3: 1, 4: 2, 5: 3}[rank]
+        dims = draw_dims(rng, rank, lo=1)
+        dims[0].lo = 2
+        params = {"batch_norm_dims": nd, "affine": affine, "eps": eps}
+        init = [f"self.norm = nn.BatchNorm{nd}d(SHAPE[1], eps=EPS, affine=AFFINE)"]
+        init += (_AFFINE if affine else []) + ["self.norm.to(DTYPE)"]
+        desc = f"BatchNorm{nd}d in training mode over a {rank}-D tensor, affine={affine}"
+        return Draft("norms", f"batch_norm{nd}d", params, desc, dims, [Input("randn")], "self.norm(a)",
+                     _layouts(rank), init)
     if op == "normalize":
         rank = rng.randint(2, 4)
         p = rng.choice((1, 2))
