@@ -12,8 +12,11 @@
 #include <gtest/gtest.h>
 
 #include "agents/agent.h"
+#include "agents/coder/fusion/fusion.h"
 #include "profile/family.h"
+#include "search/regions.h"
 #include "results/db.h"
+#include "results/record.h"
 #include "test_util.h"
 #include "worker/supervisor.h"
 
@@ -199,4 +202,45 @@ TEST(SearchGpuPath, NothingScreenedFasterMeansNoCascadeAndTheNoteCountsWhatWasLe
 }
 
 }  // namespace
+}  // namespace kopt
+
+namespace kopt {
+namespace {
+
+// The row merge of corpus/group_norm twice, one copy timed at 0.9 of the baseline and one at 0.6.
+struct TwoTimedFusions : agents::Coder {
+  std::vector<agents::Candidate> propose(const agents::KernelProfile&, const agents::Plan&) override { return {}; }
+  agents::fusion::RegionPlan propose_region(const agents::RegionUnit& u) override {
+    agents::fusion::RegionPlan plan = agents::fusion::plan_region(*u.art, *u.f, *u.region, u.winners);
+    agents::fusion::RegionCandidate slow = plan.candidates.at(0), fast = slow;
+    slow.id = "r1", slow.edit.source += "# fake-ratio: 0.9\n";
+    fast.id = "r2", fast.edit.source += "# fake-ratio: 0.6\n";
+    plan.candidates = {slow, fast};
+    return plan;
+  }
+};
+
+}  // namespace
+
+TEST(SearchRegions, OnAGpuEveryCandidateIsTimedAndTheOneSavingMostIsTaken) {
+  TimedWorker w("regions", 0);
+  auto b = testing::corpus("group_norm");
+  TwoTimedFusions coder;
+  std::vector<search::KernelOutcome> outcomes;
+  search::Cache cache{*w.db, {}};
+  search::SearchOptions o = gpu_options(600s);
+  auto rs = search::search_regions(*w.sup, *b, coder, outcomes, o, cache, [](const std::string&) {});
+  ASSERT_EQ(rs.size(), 1u);
+  const search::RegionOutcome& r = rs[0];
+  ASSERT_EQ(r.tried.size(), 2u);  // the first accepted did not end the search: it was timed
+  for (const search::RegionTried& t : r.tried) {
+    EXPECT_TRUE(t.result.cascade.accepted) << results::cascade_json(t.result.cascade).dump(2);
+    EXPECT_TRUE(t.result.cascade.performance_measured);
+  }
+  ASSERT_TRUE(r.chosen);
+  EXPECT_EQ(*r.chosen, 1u);
+  EXPECT_NEAR(r.tried[1].result.saved_ms.value_or(0), 0.4, 1e-9);
+  EXPECT_NE(r.note.find("saves 0.4000 ms"), std::string::npos) << r.note;
+}
+
 }  // namespace kopt

@@ -119,10 +119,18 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
         std::string verdict =
             t.result.cascade.accepted ? "accepted" : "rejected at " + t.result.cascade.gates.back().gate;
         progress(fmt::format("region {}: {} [{}] {}{}", i, c.id, c.description, verdict, t.cached ? " (cached)" : ""));
-        if (r.tried.back().result.cascade.accepted) break;
+        // In CPU mode nothing is timed, so the first accepted stands; on a GPU the others are timed too (budget
+        // allowing) and the one saving most is taken.
+        if (t.result.cascade.accepted && !(t.result.cascade.performance_measured && t.result.saved_ms)) break;
       }
-      if (!r.tried.empty() && r.tried.back().result.cascade.accepted) {
-        const verify::RegionCascadeResult& res = r.tried.back().result;
+      std::optional<size_t> best;
+      for (size_t t = 0; t < r.tried.size(); ++t) {
+        const verify::RegionCascadeResult& res = r.tried[t].result;
+        if (!res.cascade.accepted) continue;
+        if (!best || res.saved_ms.value_or(0) > r.tried[*best].result.saved_ms.value_or(0)) best = t;
+      }
+      if (best) {
+        const verify::RegionCascadeResult& res = r.tried[*best].result;
         std::vector<size_t> kernels = replaced_kernels(a, *f, r, outcomes);
         double per_kernel = 0;
         for (size_t k : kernels) per_kernel += saving(outcomes[k]);
@@ -137,13 +145,13 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
                                fmt::join(r.facts.internal, ", "));
         }
         if (take) {
-          r.chosen = r.tried.size() - 1;
+          r.chosen = best;
           for (size_t k : kernels) {
             KernelOutcome& ko = outcomes[k];
             r.replaced.push_back({k, ko.chosen, ko.speedup});
             ko.chosen.reset(), ko.speedup.reset();
             ko.note = fmt::format("its launches are fused into region {} of graph {} ({})", i, g,
-                                  r.tried.back().candidate.description);
+                                  r.tried[*best].candidate.description);
           }
         }
       } else if (!r.tried.empty() && r.note.empty()) {

@@ -1,6 +1,7 @@
 // The region search: beside the per-kernel search, every region of call() (profile/regions.h)
-// with an internal buffer gets the built-in coder's fusion candidates (agents/coder/fusion/), each
-// through the region cascade (verify/region_cascade.h) until one is accepted. An accepted region
+// with an internal buffer gets the coder's region candidates (agents/coder/fusion/, and the LLM's),
+// each through the region cascade (verify/region_cascade.h): in CPU mode until one is accepted, on a
+// GPU every one the budget allows, the accepted one saving most taken. An accepted region
 // replaces the per-kernel winners of its kernels only when it saves more: on a GPU, its G4 model
 // time saved against the sum of what those winners save; in CPU mode (nothing timed) for its floor,
 // since a fused region moves its internal buffers zero times instead of twice. Any later failure

@@ -1,9 +1,11 @@
-"""The real worker in CPU mode (Triton's interpreter, real bundles) whose two timing ops answer from a
+"""The real worker in CPU mode (Triton's interpreter, real bundles) whose timing ops answer from a
 formula instead of a GPU, so the search's GPU path — screening in batches against the budget, the
 fallback note's counts, G4 — runs in CI. Every other op (G1-G3: compile, run, compare) is the real one.
 
 A candidate's time is the baseline's times a ratio fixed by its source: `# fake-ratio: R` in the source
-when present, else one from the source's hash in [0.6, 1.4). Env: FAKE_SCREEN_SLEEP (seconds each screen
+when present, else one from the source's hash in [0.6, 1.4). `time_module` (a region's G4, the
+end-to-end gate) answers only for modules carrying `# fake-ratio: R` (the product of those found) and is
+the real op otherwise, which measures nothing in CPU mode. Env: FAKE_SCREEN_SLEEP (seconds each screen
 request takes), FAKE_LOG (a file that gets one JSON line per timing request: op and number of sources).
 """
 import hashlib
@@ -41,7 +43,7 @@ def log(entry: dict) -> None:
 
 
 def register() -> None:
-    from kernelopt.worker.ops import bench_ops, bundle_ops, gpu_ops, process_ops, search_ops  # noqa: F401
+    from kernelopt.worker.ops import bench_ops, bundle_ops, gpu_ops, process_ops, region_ops, search_ops  # noqa: F401
 
     @op("screen")
     def screen(req):
@@ -50,6 +52,20 @@ def register() -> None:
         return {"measured": True, "baseline": summary(BASE_MS),
                 "candidates": [{"ok": True, **summary(BASE_MS * ratio(s))} for s in req["sources"]],
                 "seconds": {"compile": 0.0, "run": 0.0}, "parallel_compile": False}
+
+    from kernelopt.worker.ops.gpu_ops import time_module as real_time_module
+
+    @op("time_module")
+    def time_module(req):
+        sources = req.get("sources") or ([req["source"]] if req.get("source") else [])
+        marks = [float(m) for s in sources for m in re.findall(r"# fake-ratio: ([0-9.]+)", s)]
+        if not marks:
+            return real_time_module(req)
+        log({"op": "time_module"})
+        r = 1.0
+        for m in marks:
+            r *= m
+        return {"measured": True, "baseline": summary(BASE_MS), "optimized": summary(BASE_MS * r)}
 
     @op("time_kernel")
     def time_kernel(req):
