@@ -78,19 +78,36 @@ TEST(FusionIndex, EvaluatesWithPythonsFlooredDivision) {
 
 TEST(FusionRowMerge, GroupNormsStatisticsStayInRegisters) {
   Planned p = planned("group_norm");
-  const RegionCandidate* c = merged(p.plan);
-  ASSERT_TRUE(c) << declines(p.plan);
+  // Rows of 2048 fit one program: the single-pass forms (one row per program, 16 and 8 warps) first,
+  // then the two-loop merge under Inductor's own heuristics.
+  ASSERT_EQ(p.plan.candidates.size(), 3u) << declines(p.plan);
+  for (size_t i = 0; i < 2; ++i) {
+    const RegionCandidate& v = p.plan.candidates[i];
+    EXPECT_EQ(v.origin, "fusion:row_merge");
+    EXPECT_NE(v.description.find("single pass: each row read once, XBLOCK=1 R0_BLOCK=2048 num_warps="),
+              std::string::npos) << v.description;
+    EXPECT_NE(v.edit.source.find("@triton_heuristics.fixed_config("), std::string::npos);
+    // The second pass's re-load of the row is gone: one load of in_ptr0 in the whole kernel.
+    size_t loads = 0;
+    for (size_t at = v.edit.source.find("tl.load(in_ptr0"); at != std::string::npos;
+         at = v.edit.source.find("tl.load(in_ptr0", at + 1))
+      ++loads;
+    EXPECT_EQ(loads, 1u) << v.edit.source;
+  }
+  const RegionCandidate* c = &p.plan.candidates[2];
+  EXPECT_EQ(c->description.find("single pass"), std::string::npos);
   const stitch::RegionEdit& e = c->edit;
   EXPECT_EQ(e.kernel, "triton_red_fused_native_group_norm_0_poi_fused_native_group_norm_1");
   EXPECT_EQ(e.launches, (std::vector<size_t>{0, 1}));
   EXPECT_EQ(e.internal, (std::vector<std::string>{"buf0", "buf1"}));  // both statistics, in one candidate
-  // The producer's input, then the consumer's pointers (prefixed), then the sizes.
-  EXPECT_EQ(e.args, "arg2_1, arg2_1, arg0_1, arg1_1, buf3, 32, 2048");
+  // The producer's input, then the consumer's pointers (prefixed) but its re-read input, which the
+  // second pass loads as the producer did, then the sizes.
+  EXPECT_EQ(e.args, "arg2_1, arg0_1, arg1_1, buf3, 32, 2048");
   for (const char* want : {
-           "def triton_red_fused_native_group_norm_0_poi_fused_native_group_norm_1(in_ptr0, fuse_in_ptr0, "
+           "def triton_red_fused_native_group_norm_0_poi_fused_native_group_norm_1(in_ptr0, "
            "fuse_in_ptr3, fuse_in_ptr4, fuse_out_ptr0, xnumel, r0_numel, XBLOCK : tl.constexpr, R0_BLOCK : "
            "tl.constexpr):",
-           "'signature': {'in_ptr0': '*fp32', 'fuse_in_ptr0': '*fp32', 'fuse_in_ptr3': '*fp32', 'fuse_in_ptr4': "
+           "'signature': {'in_ptr0': '*fp32', 'fuse_in_ptr3': '*fp32', 'fuse_in_ptr4': "
            "'*fp32', 'fuse_out_ptr0': '*fp32', 'xnumel': 'i32', 'r0_numel': 'i32', 'XBLOCK': 'constexpr', "
            "'R0_BLOCK': 'constexpr'}",
            "fuse_s0 = (tmp2).to(tl.float32)", "fuse_s1 = (tmp6).to(tl.float32)",
@@ -98,7 +115,8 @@ TEST(FusionRowMerge, GroupNormsStatisticsStayInRegisters) {
            "eviction_policy='evict_last'",
            // The second pass: the consumer's element is the producer's own load index.
            "        fuse_xindex = r0_1 + 2048*x0\n", "        fuse_xmask = r0_mask & xmask\n",
-           "        fuse_tmp0 = tl.load(fuse_in_ptr0 + (fuse_x3), fuse_xmask, eviction_policy='evict_first')\n",
+           "        fuse_tmp0 = tl.load(in_ptr0 + (r0_1 + 2048*x0), r0_mask & xmask, eviction_policy='evict_first', "
+           "other=0.0)\n",
            "        fuse_tmp1 = fuse_s0\n", "        fuse_tmp3 = fuse_s1\n",
            "        fuse_x1 = ((fuse_xindex // 256) % 64)\n",
            "        tl.store(fuse_out_ptr0 + (fuse_x3), fuse_tmp13, fuse_xmask)\n"})
@@ -115,10 +133,9 @@ TEST(FusionRowMerge, GroupNormsStatisticsStayInRegisters) {
   EXPECT_TRUE(g1.g1.passed) << failed;
 }
 
-TEST(FusionRowMergeWorker, TheMergedGroupNormPassesG1ToG3) {
+TEST(FusionRowMergeWorker, BothFormsOfTheMergedGroupNormPassG1ToG3) {
   Planned p = planned("group_norm");
-  const RegionCandidate* c = merged(p.plan);
-  ASSERT_TRUE(c) << declines(p.plan);
+  ASSERT_EQ(p.plan.candidates.size(), 3u) << declines(p.plan);
   worker::SupervisorOptions wo;
   wo.argv = {"python3", "-m", "kernelopt.worker"};
   wo.env["PYTHONPATH"] = std::string(KOPT_SOURCE_DIR) + "/python";
@@ -127,20 +144,24 @@ TEST(FusionRowMergeWorker, TheMergedGroupNormPassesG1ToG3) {
   verify::CascadeOptions o;
   o.timeout = std::chrono::seconds(300);
   o.seeds = 2;
-  std::string module = stitch::stitch(*p.b->graphs.at(0), {}, {}, {c->edit});
-  verify::RegionCascadeResult r = verify::run_region_cascade(sup, *p.b, 0, facts(p.regions[0]), module, o);
-  ASSERT_TRUE(r.cascade.accepted) << results::cascade_json(r.cascade).dump(2);
-  for (size_t g = 0; g < 3; ++g) EXPECT_EQ(r.cascade.gates[g].status, verify::GateStatus::passed);
-  EXPECT_EQ(r.cascade.gates[1].evidence["outputs"], nlohmann::json::array({"buf3"}));
-  for (const auto& run : r.cascade.gates[1].evidence["runs"]) EXPECT_TRUE(run["match"].get<bool>()) << run.dump();
+  std::string two_loops;
+  for (size_t i : {0, 2}) {  // the single pass (one config of two), then the two-loop merge
+    const RegionCandidate& c = p.plan.candidates[i];
+    SCOPED_TRACE(c.description);
+    std::string module = stitch::stitch(*p.b->graphs.at(0), {}, {}, {c.edit});
+    verify::RegionCascadeResult r = verify::run_region_cascade(sup, *p.b, 0, facts(p.regions[0]), module, o);
+    ASSERT_TRUE(r.cascade.accepted) << results::cascade_json(r.cascade).dump(2);
+    for (size_t g = 0; g < 3; ++g) EXPECT_EQ(r.cascade.gates[g].status, verify::GateStatus::passed);
+    EXPECT_EQ(r.cascade.gates[1].evidence["outputs"], nlohmann::json::array({"buf3"}));
+    for (const auto& run : r.cascade.gates[1].evidence["runs"]) EXPECT_TRUE(run["match"].get<bool>()) << run.dump();
+    two_loops = module;
+  }
 
   // The statistics swapped (the variance read as the mean): G2 sees every row wrong.
-  std::string swapped = module;
-  for (auto [from, to] : {std::pair{"fuse_tmp1 = fuse_s0", "fuse_tmp1 = fuse_s1"}}) {
-    size_t at = swapped.find(from);
-    ASSERT_NE(at, std::string::npos);
-    swapped.replace(at, std::string(from).size(), to);
-  }
+  std::string swapped = two_loops;
+  size_t at = swapped.find("fuse_tmp1 = fuse_s0");
+  ASSERT_NE(at, std::string::npos);
+  swapped.replace(at, std::string("fuse_tmp1 = fuse_s0").size(), "fuse_tmp1 = fuse_s1");
   verify::RegionCascadeResult bad = verify::run_region_cascade(sup, *p.b, 0, facts(p.regions[0]), swapped, o);
   EXPECT_FALSE(bad.cascade.accepted);
   ASSERT_EQ(bad.cascade.gates.size(), 2u) << results::cascade_json(bad.cascade).dump(2);

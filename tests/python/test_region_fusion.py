@@ -20,13 +20,18 @@ BUNDLE = ROOT / "corpus" / "reverse_cumsum"
 FUSED = "triton_per_fused_cumsum_flip_0_poi_fused_flip_1"
 
 
-def test_the_flip_is_fused_into_the_scan_and_the_result_matches_eager(kernelopt_bin, tmp_path):
+def optimized(kernelopt_bin, tmp_path, bundle):
+    """`kernelopt optimize BUNDLE --device cpu`: the result directory and its report.json."""
     out, db = tmp_path / "out", tmp_path / "results.db"
-    cmd = [kernelopt_bin, "optimize", str(BUNDLE), "--device", "cpu", "--budget", "600", "--seeds", "2",
+    cmd = [kernelopt_bin, "optimize", str(bundle), "--device", "cpu", "--budget", "600", "--seeds", "2",
            "--out", str(out), "--db", str(db)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr
-    report = json.loads((out / "report.json").read_text())
+    return out, json.loads((out / "report.json").read_text())
+
+
+def test_the_flip_is_fused_into_the_scan_and_the_result_matches_eager(kernelopt_bin, tmp_path):
+    out, report = optimized(kernelopt_bin, tmp_path, BUNDLE)
 
     (region,) = report["regions"]
     fusion = region["fusion"]
@@ -52,13 +57,8 @@ def test_the_flip_is_fused_into_the_scan_and_the_result_matches_eager(kernelopt_
 def test_a_pointwise_producer_is_inlined_into_the_reductions_load(kernelopt_bin, tmp_path):
     """The prologue direction on a bundle written in Inductor's form (tests/python/data): a transposed bf16 input
     scaled in float32 (buf0), then summed over rows."""
-    out, db = tmp_path / "out", tmp_path / "results.db"
     bundle = ROOT / "tests" / "python" / "data" / "transpose_scale_sum_inductor_form"
-    cmd = [kernelopt_bin, "optimize", str(bundle), "--device", "cpu", "--budget", "600", "--seeds", "2",
-           "--out", str(out), "--db", str(db)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, r.stderr
-    report = json.loads((out / "report.json").read_text())
+    out, report = optimized(kernelopt_bin, tmp_path, bundle)
     fusion = report["regions"][0]["fusion"]
     assert fusion["chosen"] == "r1", fusion
     (cand,) = fusion["candidates"]
@@ -71,18 +71,14 @@ def test_a_pointwise_producer_is_inlined_into_the_reductions_load(kernelopt_bin,
     assert result_vs_eager(out)["match"]
 
 
-def _row_merge(kernelopt_bin, tmp_path, bundle, launch="arg2_1, arg2_1, arg0_1, arg1_1, buf3, "):
-    out, db = tmp_path / "out", tmp_path / "results.db"
-    cmd = [kernelopt_bin, "optimize", str(bundle), "--device", "cpu", "--budget", "600", "--seeds", "2",
-           "--out", str(out), "--db", str(db)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, r.stderr
-    report = json.loads((out / "report.json").read_text())
+def _row_merge(kernelopt_bin, tmp_path, bundle, launch="arg2_1, arg0_1, arg1_1, buf3, "):
+    out, report = optimized(kernelopt_bin, tmp_path, bundle)
     (region,) = report["regions"]
     fusion = region["fusion"]
     chosen = [c for c in fusion["candidates"] if c["id"] == fusion["chosen"]]
     assert len(chosen) == 1, fusion
     cand = chosen[0]
+    assert cand["id"] == "r1"  # CPU mode: the first one to pass G1-G3
     assert cand["origin"] == "fusion:row_merge", cand
     assert sorted(cand["internal"]) == ["buf0", "buf1"]  # both statistics in one fused kernel
     assert [g["status"] for g in cand["gates"]] == ["passed", "passed", "passed", "not_measured"]
@@ -93,26 +89,28 @@ def _row_merge(kernelopt_bin, tmp_path, bundle, launch="arg2_1, arg2_1, arg0_1, 
     call = module[module.index("    def call(self, args):"):]
     assert "buf0" not in call and "buf1" not in call  # the statistics are never allocated
     assert result_vs_eager(out)["match"]
-    return module
+    return module, cand
 
 
 def test_group_norms_statistics_and_normalize_merge_into_one_looped_kernel(kernelopt_bin, tmp_path):
     """The captured group_norm (Welford statistics in a looped reduction, then a pointwise normalize with a
-    per-channel scale): one kernel, a second loop over each row re-reading it from L2."""
-    module = _row_merge(kernelopt_bin, tmp_path, ROOT / "corpus" / "group_norm")
-    assert "eviction_policy='evict_last'" in module
+    per-channel scale): one kernel; its rows of 2048 fit a program, so the first form is the single pass, which
+    loads each row once."""
+    module, cand = _row_merge(kernelopt_bin, tmp_path, ROOT / "corpus" / "group_norm")
+    assert "single pass: each row read once, XBLOCK=1 R0_BLOCK=2048" in cand["description"], cand
+    assert "@triton_heuristics.fixed_config(" in module
 
 
 def test_short_rows_merge_into_one_persistent_kernel_that_reads_each_row_once(kernelopt_bin, tmp_path):
     """A group norm whose rows fit one block (Inductor's persistent form, tests/python/data): the normalize reuses
     the row the statistics loaded."""
-    module = _row_merge(kernelopt_bin, tmp_path, ROOT / "tests/python/data/group_norm_short_rows_inductor_form")
+    module, _ = _row_merge(kernelopt_bin, tmp_path, ROOT / "tests/python/data/group_norm_short_rows_inductor_form")
     assert "fuse_tmp0 = tmp0" in module
 
 
 def test_column_statistics_merge_through_the_strided_anchor(kernelopt_bin, tmp_path):
     """Batch statistics over the rows of a 2-D tensor (tests/python/data, Inductor's form): the producer reduces
     columns (x0 + 160*r0_1), the consumer normalizes each element by its column's statistics."""
-    module = _row_merge(kernelopt_bin, tmp_path, ROOT / "tests/python/data/batch_stats_columns_inductor_form",
-                        launch="arg0_1, arg0_1, arg1_1, arg2_1, buf2, 160, 96, stream=stream0)")
+    module, _ = _row_merge(kernelopt_bin, tmp_path, ROOT / "tests/python/data/batch_stats_columns_inductor_form",
+                           launch="arg0_1, arg1_1, arg2_1, buf2, 160, 96, stream=stream0)")
     assert "fuse_xindex = x0 + 160*r0_1" in module

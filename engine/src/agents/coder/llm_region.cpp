@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "agents/coder/fusion/declaration.h"
 #include "agents/coder/fusion/pair.h"
 #include "profile/regions.h"
 #include "verify/region_host.h"
@@ -84,8 +85,9 @@ std::map<std::string, std::string> region_vars(const RegionUnit& u) {
   const profile::Region& r = *u.region;
   const ir::Launch& first = u.f->launches[r.launches.front()];
   const ir::Launch& last = u.f->launches[r.launches.back()];
-  std::string host = u.art->module->source().substr(
-      first.span.begin.offset - first.span.begin.col, last.span.end.offset - first.span.begin.offset + first.span.begin.col);
+  // From the first launch's line start, so the launches keep their indentation.
+  uint32_t from = first.span.begin.offset - first.span.begin.col;
+  std::string host = u.art->module->source().substr(from, last.span.end.offset - from);
   std::string buffers;
   for (const auto& [what, list] : {std::pair{"input", &r.inputs}, {"output", &r.outputs}, {"internal", &r.internal}})
     for (const profile::RegionBuffer& b : *list)
@@ -103,7 +105,9 @@ std::map<std::string, std::string> region_vars(const RegionUnit& u) {
       "The region's launches, as call() makes them:\n```python\n{}\n```\n"
       "Its buffers (type, bytes):\n{}{}",
       u.index, u.graph, r.launches.size(), source_of(*u.art, u.f->span), host, buffers, kernels);
-  auto join = [](const std::vector<std::string>& v) { return v.empty() ? std::string("none") : fmt::format("{}", fmt::join(v, ", ")); };
+  auto join = [](const std::vector<std::string>& v) {
+    return v.empty() ? std::string("none") : fmt::format("{}", fmt::join(v, ", "));
+  };
   return {{"facts", facts},
           {"name", region_kernel_name(u)},
           {"inputs", join(names(r.inputs))},
@@ -126,7 +130,8 @@ Parsed<fusion::RegionCandidate> region_candidate(const RegionUnit& u, const std:
   std::set<std::string> buffers;
   for (const auto& b : r.inputs) buffers.insert(b.name);
   for (const auto& b : r.outputs) buffers.insert(b.name);
-  std::vector<std::string> sig, args, mutated;
+  std::vector<fusion::DeclParam> decl;
+  std::vector<std::string> args, mutated;
   std::optional<int64_t> xnumel, r0_numel;
   bool xblock = false, r0block = false;
   for (const Param& p : *params) {
@@ -134,14 +139,14 @@ Parsed<fusion::RegionCandidate> region_candidate(const RegionUnit& u, const std:
       if (p.name == "XBLOCK") xblock = true;
       else if (p.name == "R0_BLOCK") r0block = true;
       else return no(fmt::format("the constexpr parameter {}: only XBLOCK and R0_BLOCK are launched", p.name));
-      sig.push_back(fmt::format("'{}': 'constexpr'", p.name));
+      decl.push_back({p.name, "constexpr"});
       continue;
     }
     if (p.name == "xnumel" || p.name == "r0_numel") {
       auto v = body_constant(*fn.value, p.name);
       if (!v || *v <= 0) return no(fmt::format("the body does not assign {} a positive integer", p.name));
       (p.name == "xnumel" ? xnumel : r0_numel) = v;
-      sig.push_back(fmt::format("'{}': 'i32'", p.name));
+      decl.push_back({p.name, "i32"});
       args.push_back(std::to_string(*v));
       continue;
     }
@@ -149,11 +154,11 @@ Parsed<fusion::RegionCandidate> region_candidate(const RegionUnit& u, const std:
       return no(fmt::format("the parameter {} names none of the region's inputs and outputs", p.name));
     std::string t = pointer_type_of(u, p.name);
     if (t.empty()) return no(fmt::format("the type of {} is not known", p.name));
-    sig.push_back(fmt::format("'{}': '{}'", p.name, t));
+    decl.push_back({p.name, t});  // no alignment promised: the buffers are the LLM's choice
     args.push_back(p.name);
     bool in = std::any_of(r.inputs.begin(), r.inputs.end(), [&](const auto& b) { return b.name == p.name; });
     bool out = std::any_of(r.outputs.begin(), r.outputs.end(), [&](const auto& b) { return b.name == p.name; });
-    if (in && out) mutated.push_back("'" + p.name + "'");
+    if (in && out) mutated.push_back(p.name);
   }
   if (!xnumel || !xblock) return no("the kernel has no xnumel and XBLOCK parameters");
   if (r0_numel.has_value() != r0block) return no("r0_numel and R0_BLOCK come together or not at all");
@@ -182,20 +187,15 @@ Parsed<fusion::RegionCandidate> region_candidate(const RegionUnit& u, const std:
     d = std::regex_replace(d, std::regex(R"(,\s*\n\s*min_elem_per_thread=\d+)"), "");
     d = std::regex_replace(d, std::regex(R"(,\s*\n\s*tile_hint=[^,\n]*)"), "");
     if (d.find("reduction_hint=") == std::string::npos)
-      d = std::regex_replace(d, std::regex(R"((size_hints=\{[^}]*\},))"), "$1\n    reduction_hint=ReductionHint.DEFAULT,",
-                             std::regex_constants::format_first_only);
+      d = std::regex_replace(d, std::regex(R"((size_hints=\{[^}]*\},))"),
+                             "$1\n    reduction_hint=ReductionHint.DEFAULT,", std::regex_constants::format_first_only);
   }
-  std::regex signature(R"('signature': \{[^}]*\})"), configs(R"('configs': \[\{[^}]*\}\])"),
-      mutated_names(R"('mutated_arg_names': \[[^\]]*\])");
-  for (const auto* re : {&signature, &configs, &mutated_names})
-    if (!std::regex_search(d, *re)) return no(fmt::format("{}'s declaration is not in Inductor's form", base->name));
-  d = std::regex_replace(d, signature, fmt::format("'signature': {{{}}}", fmt::join(sig, ", ")));
-  d = std::regex_replace(d, configs, "'configs': [{}]");  // no alignment promised: the buffers are the LLM's choice
-  d = std::regex_replace(d, mutated_names, fmt::format("'mutated_arg_names': [{}]", fmt::join(mutated, ", ")));
-  d = std::regex_replace(d, std::regex("\\b" + base->name + "\\b"), name);
-  std::string source = bs.substr(0, deco) + d + "@triton.jit\n" + *fn.value;
+  std::string why;
+  auto source = fusion::redeclare(bs.substr(0, deco) + d + "@triton.jit\n" + *fn.value, base->name, name, name, decl,
+                                  mutated, &why);
+  if (!source) return no(why);
   try {
-    ir::parse_kernel_source(source, name, name);
+    ir::parse_kernel_source(*source, name, name);
   } catch (const std::exception& e) {
     return no(std::string("the function does not parse: ") + e.what());
   }
@@ -206,7 +206,7 @@ Parsed<fusion::RegionCandidate> region_candidate(const RegionUnit& u, const std:
   c.edit.launches = r.launches;
   c.edit.internal = names(r.internal);
   c.edit.kernel = name;
-  c.edit.source = source;
+  c.edit.source = *source;
   c.edit.args = fmt::format("{}", fmt::join(args, ", "));
   return {c, ""};
 }

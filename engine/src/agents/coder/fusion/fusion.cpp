@@ -19,12 +19,14 @@ struct Strategy {
   std::optional<stitch::RegionEdit> (*build)(const Pair&, std::string*);
   const char* verb;  // the description: "<verb> consumer into producer"
   bool whole_pair;   // fuses every internal buffer of the pair at once: built once per pair
+  // Other forms of a built edit, each with what it is, proposed before it (or null).
+  std::vector<std::pair<std::string, stitch::RegionEdit>> (*variants)(const stitch::RegionEdit&);
 };
 
 const Strategy kStrategies[] = {
-    {"epilogue", epilogue, "fold {1} into {0}'s store", false},
-    {"prologue", prologue, "inline {0} into {1}'s load", false},
-    {"row_merge", row_merge, "merge {1} into {0}'s rows", true},
+    {"epilogue", epilogue, "fold {1} into {0}'s store", false, nullptr},
+    {"prologue", prologue, "inline {0} into {1}'s load", false, nullptr},
+    {"row_merge", row_merge, "merge {1} into {0}'s rows", true, row_merge_variants},
 };
 
 }  // namespace
@@ -72,10 +74,15 @@ RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profi
         bool on_winners = &p != &bases.back();
         std::string why;
         if (auto e = s.build(p, &why)) {
-          plan.candidates.push_back({fmt::format("r{}", plan.candidates.size() + 1), std::string("fusion:") + s.name,
-                                     fmt::format(fmt::runtime(s.verb), kp.name, kc.name) +
-                                         (on_winners ? " (on the per-kernel winners)" : ""),
-                                     std::move(*e)});
+          std::string what = fmt::format(fmt::runtime(s.verb), kp.name, kc.name);
+          std::string base = on_winners ? " (on the per-kernel winners)" : "";
+          auto add = [&](std::string description, stitch::RegionEdit edit) {
+            plan.candidates.push_back({fmt::format("r{}", plan.candidates.size() + 1), std::string("fusion:") + s.name,
+                                       std::move(description), std::move(edit)});
+          };
+          if (s.variants)
+            for (auto& [note, v] : s.variants(*e)) add(fmt::format("{} ({}){}", what, note, base), std::move(v));
+          add(what + base, std::move(*e));
         } else {
           plan.declined.push_back(fmt::format("{} ({} -> {} through {}{}): {}", s.name, kp.name, kc.name, b.name,
                                               on_winners ? ", per-kernel winners" : "", why));

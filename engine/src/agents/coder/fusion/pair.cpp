@@ -89,12 +89,6 @@ bool is_tl_call(const py::Node* n, std::string_view fn) {
          f->child("value")->ident("id") == "tl";
 }
 
-const py::Node* keyword(const py::Node* call, std::string_view name) {
-  for (const py::Node* kw : call->list("keywords"))
-    if (kw->ident("arg") == name) return kw->child("value");
-  return nullptr;
-}
-
 std::optional<Access> access(const py::Node* call, std::string_view fn) {
   if (!is_tl_call(call, fn) || call->list("args").empty()) return std::nullopt;
   const py::Node* p = call->list("args")[0];
@@ -108,6 +102,12 @@ std::optional<Access> access(const py::Node* call, std::string_view fn) {
 }
 
 }  // namespace
+
+const py::Node* keyword(const py::Node* call, std::string_view name) {
+  for (const py::Node* kw : call->list("keywords"))
+    if (kw->ident("arg") == name) return kw->child("value");
+  return nullptr;
+}
 
 std::optional<Access> load_of(const py::Node* call) { return access(call, "load"); }
 std::optional<Access> store_of(const py::Node* call) { return access(call, "store"); }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "artifact/ir.h"
@@ -55,6 +56,9 @@ struct Access {
 };
 std::optional<Access> load_of(const py::Node* call);
 std::optional<Access> store_of(const py::Node* call);
+
+// The value of a call's keyword argument `name` (`eviction_policy=...`), or nullptr.
+const py::Node* keyword(const py::Node* call, std::string_view name);
 
 // Whether `mask` is no mask at all, `None` or the kernel's plain `xmask`.
 bool plain_mask(const py::Node* mask);

@@ -17,12 +17,6 @@ namespace {
 
 constexpr const char* kPrefix = "fuse_";
 
-const py::Node* keyword(const py::Node* call, std::string_view name) {
-  for (const py::Node* kw : call->list("keywords"))
-    if (kw->ident("arg") == name) return kw->child("value");
-  return nullptr;
-}
-
 }  // namespace
 
 std::optional<stitch::RegionEdit> prologue(const Pair& p, std::string* why) {

@@ -9,8 +9,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "agents/coder/fusion/declaration.h"
 #include "agents/coder/fusion/index_map.h"
 #include "agents/coder/fusion/pointwise.h"
+#include "agents/coder/rewrites/single_pass.h"
+#include "artifact/pin_config.h"
 #include "artifact/pyparse/edit.h"
 #include "artifact/pyparse/visit.h"
 #include "verify/region_host.h"
@@ -109,27 +112,28 @@ std::vector<const py::Node*> top_level(const ir::KernelSource& ks) {
   return out;
 }
 
-const py::Node* keyword(const py::Node* call, std::string_view name) {
-  for (const py::Node* kw : call->list("keywords"))
-    if (kw->ident("arg") == name) return kw->child("value");
-  return nullptr;
-}
-
 // A load of the consumer rewritten for the merged loop: its pointer and index prefixed, the merged
 // mask, its `other` and eviction policy kept.
-// `last_use`: the second pass's re-read of the row, which nothing reads again (evict_first).
-std::string merged_load(const std::string& cs, const py::Node* call, const std::set<std::string>& names,
-                        bool last_use) {
+std::string merged_load(const std::string& cs, const py::Node* call, const std::set<std::string>& names) {
   const auto& args = call->list("args");
   std::string out = fmt::format("tl.load({}, {}xmask", prefixed(cs, args[0], names, kPrefix), kPrefix);
   const py::Node* other = args.size() > 2 ? args[2] : keyword(call, "other");
   if (other) out += ", other=" + prefixed(cs, other, names, kPrefix);
   for (const py::Node* kw : call->list("keywords")) {
     std::string_view a = kw->ident("arg");
-    if (a == "mask" || a == "other" || (last_use && a == "eviction_policy")) continue;
+    if (a == "mask" || a == "other") continue;
     out += fmt::format(", {}={}", a, prefixed(cs, kw->child("value"), names, kPrefix));
   }
-  return out + (last_use ? ", eviction_policy='evict_first')" : ")");
+  return out + ")";
+}
+
+// The producer's load `call` as written, its eviction hint made evict_first (nothing reads it again).
+std::string last_use(const py::Module& pm, const py::Node* call) {
+  std::string text(pm.text(call));
+  const py::Node* ev = keyword(call, "eviction_policy");
+  if (!ev) return text.substr(0, text.size() - 1) + ", eviction_policy='evict_first')";
+  uint32_t at = ev->begin.offset - call->begin.offset;
+  return text.substr(0, at) + "'evict_first'" + text.substr(ev->end.offset - call->begin.offset);
 }
 
 struct Stat {
@@ -205,6 +209,7 @@ std::optional<stitch::RegionEdit> row_merge(const Pair& p, std::string* why) {
     const py::Node* pidx;  // the producer's load index
     const py::Node* cidx;  // the consumer's
     std::string target;    // what the producer's load assigns
+    const py::Node* call;  // the producer's load
   };
   std::vector<const py::Node*> pscope = pr->scope, cscope = top_level(c->ks);
   std::vector<Anchor> anchors;
@@ -213,7 +218,8 @@ std::optional<stitch::RegionEdit> row_merge(const Pair& p, std::string* why) {
     if (!a) continue;
     std::string s = verify::storage_of(f, arg_of(lp, a->ptr));
     for (const Pointwise::Load& l : c->loads)
-      if (!s.empty() && verify::storage_of(f, arg_of(lc, l.at.ptr)) == s) anchors.push_back({a->index, l.at.index, assigned(st)});
+      if (!s.empty() && verify::storage_of(f, arg_of(lc, l.at.ptr)) == s)
+        anchors.push_back({a->index, l.at.index, assigned(st), st->child("value")});
   }
   if (anchors.empty()) return no("the consumer reads none of the producer's inputs");
 
@@ -299,7 +305,8 @@ std::optional<stitch::RegionEdit> row_merge(const Pair& p, std::string* why) {
   py::walk(anchor->pidx, [&](const py::Node* n) {
     if (n->is("Name") && !visible.count(std::string(n->ident("id")))) missing = std::string(n->ident("id"));
   });
-  if (!missing.empty()) return no(fmt::format("the anchor's index uses {}, computed inside the producer's loop", missing));
+  if (!missing.empty())
+    return no(fmt::format("the anchor's index uses {}, computed inside the producer's loop", missing));
 
   // The merged source. The statistics' stores become values held for the second pass.
   const std::string& ps = p.producer_source;
@@ -341,18 +348,20 @@ std::optional<stitch::RegionEdit> row_merge(const Pair& p, std::string* why) {
   pass += fmt::format("{}{}xmask = {}xmask\n", ind, kPrefix, pr->has_r0_mask ? "r0_mask & " : "");
   size_t cstat = 0;
   for (const py::Node* st : c->ks.entry->list("body")) {
+    auto ld = std::find_if(c->loads.begin(), c->loads.end(), [&](const Pointwise::Load& l) { return l.stmt == st; });
     bool structure = std::count(c->index_stmts.begin(), c->index_stmts.end(), st) == 0 &&
                      std::count(c->body.begin(), c->body.end(), st) == 0 && st != c->store_stmt &&
-                     std::none_of(c->loads.begin(), c->loads.end(), [&](const Pointwise::Load& l) { return l.stmt == st; });
+                     ld == c->loads.end();
     if (structure) continue;  // xnumel, xoffset, xindex, xmask: the merged kernel has its own
-    auto ld = std::find_if(c->loads.begin(), c->loads.end(), [&](const Pointwise::Load& l) { return l.stmt == st; });
     if (ld != c->loads.end()) {
       auto it = stat_of.find(ld->at.ptr);
-      // A persistent producer still holds the anchor's row in registers.
-      bool reread = ld->at.index == anchor->cidx;
-      std::string value = it != stat_of.end() ? fmt::format("{}s{}", kPrefix, it->second - stats.data())
-                          : !pr->loop && reread ? anchor->target
-                                                : merged_load(cs, st->child("value"), names, reread);
+      // The anchor's element is the producer's own load: a persistent producer still holds it in
+      // registers; a looped one loads it again as it did (its last use: evict_first), in a form the
+      // single-pass rewrite knows for a re-load of the first pass's.
+      std::string value = it != stat_of.end()      ? fmt::format("{}s{}", kPrefix, it->second - stats.data())
+                          : ld->at.index != anchor->cidx ? merged_load(cs, st->child("value"), names)
+                          : !pr->loop                    ? anchor->target
+                                                         : last_use(pm, anchor->call);
       cstat += it != stat_of.end();
       pass += fmt::format("{}{}{} = {}\n", ind, kPrefix, ld->target, value);
       continue;
@@ -369,55 +378,36 @@ std::optional<stitch::RegionEdit> row_merge(const Pair& p, std::string* why) {
   edits.push_back({last->end.offset, last->end.offset, "\n" + pass.substr(0, pass.size() - 1)});
   std::string source = py::apply_edits(ps, std::move(edits));
 
-  // The merged signature: the producer's parameters but the statistics, with the consumer's
-  // pointers (prefixed) before its sizes.
-  struct Param {
-    std::string name, type, arg;
-    bool divisible;
-  };
-  std::vector<Param> params, consts;
-  std::vector<Param> theirs;
-  for (const ir::KernelParam& q : kc.signature)
-    if (!q.is_constexpr && q.name != "xnumel" && !stat_of.count(q.name))
-      theirs.push_back({kPrefix + q.name, q.dtype, arg_of(lc, q.name), divisible(kc, q.name)});
+  // The merged signature: the producer's parameters but the statistics, with the consumer's pointers
+  // the second pass still uses (prefixed) before its sizes.
+  std::vector<DeclParam> params, theirs;
+  std::vector<std::string> args, their_args, mutated;
+  for (const ir::KernelParam& q : kc.signature) {
+    std::string n = kPrefix + q.name;
+    if (q.is_constexpr || q.name == "xnumel" || stat_of.count(q.name)) continue;
+    if (!std::regex_search(pass, std::regex("\\b" + n + "\\b"))) continue;  // the re-read anchor, now the producer's
+    theirs.push_back({n, q.dtype, divisible(kc, q.name)});
+    their_args.push_back(arg_of(lc, q.name));
+    if (std::count(kc.mutated_args.begin(), kc.mutated_args.end(), q.name)) mutated.push_back(n);
+  }
   bool inserted = false;
   for (const ir::KernelParam& q : kp.signature) {
     if (std::any_of(stats.begin(), stats.end(), [&](const Stat& s) { return s.param == q.name; })) continue;
     bool pointer = !q.dtype.empty() && q.dtype[0] == '*';
-    if (!pointer && !inserted) params.insert(params.end(), theirs.begin(), theirs.end()), inserted = true;
-    (q.is_constexpr ? consts : params).push_back({q.name, q.dtype, arg_of(lp, q.name), divisible(kp, q.name)});
+    if (!pointer && !inserted) {
+      params.insert(params.end(), theirs.begin(), theirs.end());
+      args.insert(args.end(), their_args.begin(), their_args.end());
+      inserted = true;
+    }
+    params.push_back({q.name, q.is_constexpr ? "constexpr" : q.dtype, divisible(kp, q.name)});
+    if (!q.is_constexpr) args.push_back(arg_of(lp, q.name));
   }
-  if (!inserted) params.insert(params.end(), theirs.begin(), theirs.end());
-  std::vector<std::string> decl, sig, div, args, mutated;
-  for (size_t i = 0; i < params.size(); ++i) {
-    decl.push_back(params[i].name);
-    sig.push_back(fmt::format("'{}': '{}'", params[i].name, params[i].type));
-    if (params[i].divisible) div.push_back(fmt::format("({},): [['tt.divisibility', 16]]", i));
-    args.push_back(params[i].arg);
-  }
-  for (const Param& q : consts) {
-    decl.push_back(q.name + " : tl.constexpr");
-    sig.push_back(fmt::format("'{}': 'constexpr'", q.name));
-  }
-  for (const std::string& m : kp.mutated_args) mutated.push_back("'" + m + "'");
-  for (const std::string& m : kc.mutated_args) mutated.push_back(fmt::format("'{}{}'", kPrefix, m));
-
-  std::string entry = kp.entry.empty() ? kp.name : kp.entry;
-  std::regex def("def " + entry + R"(\(([^)]*)\):)");
-  std::regex signature(R"('signature': \{[^}]*\})"), configs(R"('configs': \[\{[^}]*\}\])"),
-      mutated_names(R"('mutated_arg_names': \[[^\]]*\])");
-  for (const auto* re : {&def, &signature, &configs, &mutated_names})
-    if (!std::regex_search(source, *re)) return no("the producer's declaration is not in Inductor's form");
+  if (!inserted) return no("the producer has no size parameters");
+  mutated.insert(mutated.begin(), kp.mutated_args.begin(), kp.mutated_args.end());
   std::string name = fused_name(kp, kc);
-  source = std::regex_replace(source, def, fmt::format("def {}({}):", name, fmt::join(decl, ", ")),
-                              std::regex_constants::format_first_only);
-  source = std::regex_replace(source, signature, fmt::format("'signature': {{{}}}", fmt::join(sig, ", ")),
-                              std::regex_constants::format_first_only);
-  source = std::regex_replace(source, configs, fmt::format("'configs': [{{{}}}]", fmt::join(div, ", ")),
-                              std::regex_constants::format_first_only);
-  source = std::regex_replace(source, mutated_names, fmt::format("'mutated_arg_names': [{}]", fmt::join(mutated, ", ")),
-                              std::regex_constants::format_first_only);
-  source = std::regex_replace(source, std::regex("\\b" + kp.name + "\\b"), name);
+  auto declared = redeclare(source, kp.name, kp.entry.empty() ? kp.name : kp.entry, name, params, mutated, &w);
+  if (!declared) return no("the producer: " + w);
+  source = *declared;
   try {
     ir::parse_kernel_source(source, name, name);
   } catch (const std::exception& e) {
@@ -431,6 +421,28 @@ std::optional<stitch::RegionEdit> row_merge(const Pair& p, std::string* why) {
   e.source = source;
   e.args = fmt::format("{}", fmt::join(args, ", "));
   return e;
+}
+
+std::vector<std::pair<std::string, stitch::RegionEdit>> row_merge_variants(const stitch::RegionEdit& merged) {
+  std::string why;
+  auto sp = rewrites::single_pass(merged.source, merged.kernel, {}, &why);
+  if (!sp) return {};
+  std::vector<std::pair<std::string, stitch::RegionEdit>> out;
+  int last = 0;
+  for (int64_t per_thread : {16, 8}) {
+    int warps = static_cast<int>(std::clamp<int64_t>(sp->block / (32 * per_thread), 1, 16));
+    if (warps == last) continue;
+    last = warps;
+    nlohmann::json cfg = {{"XBLOCK", 1}, {"R0_BLOCK", sp->block}, {"num_warps", warps}, {"num_stages", 1}};
+    stitch::RegionEdit v = merged;
+    try {
+      v.source = ir::pin_config(sp->source, merged.kernel, cfg);
+    } catch (const std::exception&) {
+      return out;
+    }
+    out.emplace_back(fmt::format("single pass: each row read once, {}", ir::describe_config(cfg)), std::move(v));
+  }
+  return out;
 }
 
 }  // namespace kopt::agents::fusion

@@ -16,6 +16,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "agents/coder/fusion/pair.h"
 #include "stitch/region.h"
@@ -25,5 +27,11 @@ namespace kopt::agents::fusion {
 // The merged kernel for the producer and consumer of `p`, fusing every internal buffer the two
 // alone pass between them (`p.internal`), or nothing with the reason.
 std::optional<stitch::RegionEdit> row_merge(const Pair& p, std::string* why);
+
+// A merged looped kernel's passes made one (rewrites/single_pass.h) where a row fits one program:
+// the second pass reuses what the first loaded, so each row is read from memory once. One row per
+// program at two warp counts (about 16 and 8 elements per thread), each with what it is; none for a
+// persistent kernel or longer rows.
+std::vector<std::pair<std::string, stitch::RegionEdit>> row_merge_variants(const stitch::RegionEdit& merged);
 
 }  // namespace kopt::agents::fusion
