@@ -187,6 +187,23 @@ TEST(FusionRowMerge, ColumnStatisticsMergeThroughTheStridedAnchor) {
   RegionPlan plan = plan_region(*wrong, *wrong->entry_function(), p.regions.at(0));
   EXPECT_FALSE(merged(plan));
   EXPECT_NE(declines(plan).find("the producer stored row"), std::string::npos) << declines(plan);
+
+  // The variance returned as well: no longer internal, the producer still stores it, and the consumer's
+  // read of it could overtake that store within a program (no barrier between the passes): declined.
+  std::string ret = a.module->source();
+  using Swap = std::pair<std::string, std::string>;
+  for (auto [from, to] : {Swap{"        return (buf2, )", "        return (buf2, buf1, )"}, Swap{"            del buf1\n", ""}}) {
+    size_t i = ret.find(from);
+    ASSERT_NE(i, std::string::npos) << from;
+    ret.replace(i, from.size(), to);
+  }
+  auto returned = ir::build(ret, "variance returned");
+  auto rs = profile::regions(*returned, *returned->entry_function(), p.b->meta["graphs"][0]["args"]);
+  ASSERT_EQ(rs.at(0).internal.size(), 1u);
+  RegionPlan hazard = plan_region(*returned, *returned->entry_function(), rs.at(0));
+  EXPECT_FALSE(merged(hazard));
+  EXPECT_NE(declines(hazard).find("the consumer reads buf1, which the producer writes"), std::string::npos)
+      << declines(hazard);
 }
 
 TEST(FusionRowMerge, DeclinesWithTheReason) {

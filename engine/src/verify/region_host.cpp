@@ -25,13 +25,6 @@ std::string storage_of(const ir::Function& f, std::string text) {
   return text;
 }
 
-namespace {
-
-std::string launch_text(const ir::Artifact& a, const ir::Launch& l) {
-  return a.module->source().substr(l.span.begin.offset, l.span.end.offset - l.span.begin.offset);
-}
-
-// Storages a launch writes (the parameters its kernel stores through) and reads.
 void accesses(const ir::Kernel& k, const ir::Launch& l, const ir::Function& f, std::set<std::string>& writes,
               std::set<std::string>& reads) {
   PointerWrites w = pointer_writes(k);
@@ -47,6 +40,13 @@ void accesses(const ir::Kernel& k, const ir::Launch& l, const ir::Function& f, s
     if (!pure.count(at)) reads.insert(s);
   }
 }
+
+namespace {
+
+std::string launch_text(const ir::Artifact& a, const ir::Launch& l) {
+  return a.module->source().substr(l.span.begin.offset, l.span.end.offset - l.span.begin.offset);
+}
+
 
 // The first line where two texts differ, as "line N: expected `...`, found `...`".
 std::string first_difference(const std::string& want, const std::string& got) {

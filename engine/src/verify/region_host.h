@@ -9,6 +9,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,5 +38,10 @@ RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, co
 // The storage a launch argument names: through inline `reinterpret_tensor(buf, ...)`, named views
 // and aliases of `f` down to its base name.
 std::string storage_of(const ir::Function& f, std::string text);
+
+// The storages launch `l` of kernel `k` writes (the pointer parameters its kernel stores through)
+// and reads (every other pointer parameter but the pure outputs), added to `writes` and `reads`.
+void accesses(const ir::Kernel& k, const ir::Launch& l, const ir::Function& f, std::set<std::string>& writes,
+              std::set<std::string>& reads);
 
 }  // namespace kopt::verify

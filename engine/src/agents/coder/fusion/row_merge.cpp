@@ -293,6 +293,24 @@ std::optional<stitch::RegionEdit> row_merge(const Pair& p, std::string* why) {
     }
   }
   if (!anchor) return no("the rows do not map onto the consumer's elements: " + bad);
+  // Nothing orders the two passes' memory accesses within a program (no barrier between them): the
+  // second must not read what the first wrote, nor write what the first reads beyond the program's
+  // own rows of the anchor.
+  {
+    std::set<std::string> pw, preads, cw, creads, internal;
+    verify::accesses(kp, lp, f, pw, preads);
+    verify::accesses(kc, lc, f, cw, creads);
+    for (const Stat& st : stats) internal.insert(verify::storage_of(f, arg_of(lp, st.param)));
+    std::string anchor_storage;
+    for (const Pointwise::Load& l : c->loads)
+      if (l.at.index == anchor->cidx) anchor_storage = verify::storage_of(f, arg_of(lc, l.at.ptr));
+    for (const std::string& st : creads)
+      if (pw.count(st) && !internal.count(st))
+        return no(fmt::format("the consumer reads {}, which the producer writes", st));
+    for (const std::string& st : cw)
+      if (preads.count(st) && st != anchor_storage)
+        return no(fmt::format("the consumer writes {}, which the producer reads", st));
+  }
   // The anchor's index must be computable in the merged loop: from top-level names or the loop's header.
   std::set<std::string> visible;
   for (const ir::KernelParam& q : kp.signature) visible.insert(q.name);
