@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -17,6 +18,9 @@ namespace kopt::search {
 using nlohmann::json;
 
 namespace {
+
+// On a GPU, accepted region candidates timed per region at most: each is a whole region cascade.
+constexpr size_t kMaxTimedRegionCandidates = 3;
 
 verify::RegionFacts facts_of(const profile::Region& r) {
   verify::RegionFacts f{r.launches, {}, {}, {}};
@@ -102,11 +106,15 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
           winners[k.profile.kernel->name] = k.candidates[*k.chosen].candidate.source;
       RegionOutcome r{g, i, facts_of(rs[i]), coder.propose_region({&a, f, &rs[i], g, i, winners}), {}, {}, {}, {}};
       if (r.plan.candidates.empty()) r.note = "no fusion candidate (see declined)";
+      std::set<std::string> seen;  // candidates built alike (on the winners and on the kernels' own sources)
+      size_t accepted = 0;
       for (const agents::fusion::RegionCandidate& c : r.plan.candidates) {
         if (std::chrono::steady_clock::now() >= o.deadline) {
           r.note = "the search budget was spent before this region's candidates ran";
           break;
         }
+        if (accepted >= kMaxTimedRegionCandidates) break;
+        if (!seen.insert(c.edit.source + '\0' + c.edit.args).second) continue;
         std::string module;
         try {
           module = stitch::stitch(a, {}, {}, {c.edit});
@@ -122,6 +130,7 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
         // In CPU mode nothing is timed, so the first accepted stands; on a GPU the others are timed too (budget
         // allowing) and the one saving most is taken.
         if (t.result.cascade.accepted && !(t.result.cascade.performance_measured && t.result.saved_ms)) break;
+        accepted += t.result.cascade.accepted;
       }
       std::optional<size_t> best;
       for (size_t t = 0; t < r.tried.size(); ++t) {
