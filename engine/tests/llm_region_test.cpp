@@ -62,11 +62,7 @@ TEST(LlmRegion, APointwiseReplyIsDeclaredUnderPointwiseHeuristicsAndLaunchedByBu
   EXPECT_EQ(e.source.find("reduction_hint"), std::string::npos);
   // G1's host check holds the stitched module to the region edit.
   const ir::Artifact& a = *x.b->graphs.at(0);
-  verify::RegionFacts f{x.regions[0].launches, {}, {}, {}};
-  for (const auto& b : x.regions[0].inputs) f.inputs.push_back(b.name);
-  for (const auto& b : x.regions[0].outputs) f.outputs.push_back(b.name);
-  for (const auto& b : x.regions[0].internal) f.internal.push_back(b.name);
-  verify::RegionG1 g1 = verify::check_region(a, f, stitch::stitch(a, {}, {}, {e}));
+  verify::RegionG1 g1 = verify::check_region(a, profile::facts(x.regions[0]), stitch::stitch(a, {}, {}, {e}));
   for (const auto& finding : g1.g1.findings)
     if (finding.check == "host_code_edit" || finding.check == "fused_launch")
       EXPECT_TRUE(finding.passed) << finding.check << ": " << finding.message;

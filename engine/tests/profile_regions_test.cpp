@@ -28,21 +28,15 @@ Found regions_of(const std::string& bundle) {
   return out;
 }
 
-std::vector<std::string> names(const std::vector<profile::RegionBuffer>& bs) {
-  std::vector<std::string> out;
-  for (const auto& b : bs) out.push_back(b.name);
-  return out;
-}
-
 TEST(ProfileRegions, AFlippedScanAndItsFlipAreOneRegionWithTheScanOutputInternal) {
   // reverse_cumsum: scan kernel -> buf0 -> flip kernel -> buf1 (returned).
   Found f = regions_of("reverse_cumsum");
   ASSERT_EQ(f.regions.size(), 1u);
   const auto& r = f.regions[0];
   EXPECT_EQ(r.launches.size(), 2u);
-  EXPECT_EQ(names(r.inputs), std::vector<std::string>{"arg0_1"});
-  EXPECT_EQ(names(r.outputs), std::vector<std::string>{"buf1"});
-  EXPECT_EQ(names(r.internal), std::vector<std::string>{"buf0"});
+  EXPECT_EQ(profile::names(r.inputs), std::vector<std::string>{"arg0_1"});
+  EXPECT_EQ(profile::names(r.outputs), std::vector<std::string>{"buf1"});
+  EXPECT_EQ(profile::names(r.internal), std::vector<std::string>{"buf0"});
   // 64 x 1024 float32 each: the region reads the input once and writes the output once.
   EXPECT_EQ(r.floor_bytes(), 2u * 64 * 1024 * 4);
   EXPECT_EQ(r.internal_bytes(), 64u * 1024 * 4);
@@ -52,9 +46,9 @@ TEST(ProfileRegions, GroupNormStatisticsAreInternalToTheNormalization) {
   Found f = regions_of("group_norm");
   ASSERT_EQ(f.regions.size(), 1u);
   const auto& r = f.regions[0];
-  EXPECT_EQ(names(r.internal), (std::vector<std::string>{"buf0", "buf1"}));
-  EXPECT_EQ(names(r.outputs), std::vector<std::string>{"buf3"});
-  EXPECT_EQ(names(r.inputs), (std::vector<std::string>{"arg2_1", "arg0_1", "arg1_1"}));
+  EXPECT_EQ(profile::names(r.internal), (std::vector<std::string>{"buf0", "buf1"}));
+  EXPECT_EQ(profile::names(r.outputs), std::vector<std::string>{"buf3"});
+  EXPECT_EQ(profile::names(r.inputs), (std::vector<std::string>{"arg2_1", "arg0_1", "arg1_1"}));
   EXPECT_EQ(r.floor_bytes(), (2u * 4 * 64 * 16 * 16 + 2 * 64) * 4);
 }
 
@@ -76,8 +70,8 @@ TEST(ProfileRegions, AReusedBufferAndALossScalarResolveToTheirStorage) {
   Found f = regions_of("cross_entropy");
   ASSERT_EQ(f.regions.size(), 1u);
   const auto& r = f.regions[0];
-  EXPECT_EQ(names(r.outputs), std::vector<std::string>{"buf2"});
-  EXPECT_EQ(names(r.internal), (std::vector<std::string>{"buf0", "buf1"}));
+  EXPECT_EQ(profile::names(r.outputs), std::vector<std::string>{"buf2"});
+  EXPECT_EQ(profile::names(r.internal), (std::vector<std::string>{"buf0", "buf1"}));
   EXPECT_EQ(r.outputs[0].bytes, 4u);  // a 0-d float32
 }
 

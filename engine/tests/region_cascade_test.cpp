@@ -24,12 +24,7 @@ namespace {
 verify::RegionFacts facts_of(const ir::Bundle& b, size_t region) {
   const ir::Artifact& a = *b.graphs.at(0);
   auto rs = profile::regions(a, *a.entry_function(), b.meta["graphs"][0]["args"]);
-  const profile::Region& r = rs.at(region);
-  verify::RegionFacts f{r.launches, {}, {}, {}};
-  for (const auto& x : r.inputs) f.inputs.push_back(x.name);
-  for (const auto& x : r.outputs) f.outputs.push_back(x.name);
-  for (const auto& x : r.internal) f.internal.push_back(x.name);
-  return f;
+  return profile::facts(rs.at(region));
 }
 
 std::unique_ptr<ir::Bundle> bundle(const std::string& name) {

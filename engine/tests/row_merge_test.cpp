@@ -55,14 +55,6 @@ std::string declines(const RegionPlan& plan) {
   return out;
 }
 
-verify::RegionFacts facts(const profile::Region& r) {
-  verify::RegionFacts f{r.launches, {}, {}, {}};
-  for (const auto& x : r.inputs) f.inputs.push_back(x.name);
-  for (const auto& x : r.outputs) f.outputs.push_back(x.name);
-  for (const auto& x : r.internal) f.internal.push_back(x.name);
-  return f;
-}
-
 }  // namespace
 
 TEST(FusionIndex, EvaluatesWithPythonsFlooredDivision) {
@@ -126,7 +118,7 @@ TEST(FusionRowMerge, GroupNormsStatisticsStayInRegisters) {
   // G1: exactly the region's edits, and the merged kernel's own static checks.
   const ir::Artifact& a = *p.b->graphs.at(0);
   std::string module = stitch::stitch(a, {}, {}, {e});
-  verify::RegionG1 g1 = verify::check_region(a, facts(p.regions[0]), module);
+  verify::RegionG1 g1 = verify::check_region(a, profile::facts(p.regions[0]), module);
   std::string failed;
   for (const auto& f : g1.g1.findings)
     if (!f.passed) failed += f.check + ": " + f.message + "\n";
@@ -149,7 +141,7 @@ TEST(FusionRowMergeWorker, BothFormsOfTheMergedGroupNormPassG1ToG3) {
     const RegionCandidate& c = p.plan.candidates[i];
     SCOPED_TRACE(c.description);
     std::string module = stitch::stitch(*p.b->graphs.at(0), {}, {}, {c.edit});
-    verify::RegionCascadeResult r = verify::run_region_cascade(sup, *p.b, 0, facts(p.regions[0]), module, o);
+    verify::RegionCascadeResult r = verify::run_region_cascade(sup, *p.b, 0, profile::facts(p.regions[0]), module, o);
     ASSERT_TRUE(r.cascade.accepted) << results::cascade_json(r.cascade).dump(2);
     for (size_t g = 0; g < 3; ++g) EXPECT_EQ(r.cascade.gates[g].status, verify::GateStatus::passed);
     EXPECT_EQ(r.cascade.gates[1].evidence["outputs"], nlohmann::json::array({"buf3"}));
@@ -162,7 +154,7 @@ TEST(FusionRowMergeWorker, BothFormsOfTheMergedGroupNormPassG1ToG3) {
   size_t at = swapped.find("fuse_tmp1 = fuse_s0");
   ASSERT_NE(at, std::string::npos);
   swapped.replace(at, std::string("fuse_tmp1 = fuse_s0").size(), "fuse_tmp1 = fuse_s1");
-  verify::RegionCascadeResult bad = verify::run_region_cascade(sup, *p.b, 0, facts(p.regions[0]), swapped, o);
+  verify::RegionCascadeResult bad = verify::run_region_cascade(sup, *p.b, 0, profile::facts(p.regions[0]), swapped, o);
   EXPECT_FALSE(bad.cascade.accepted);
   ASSERT_EQ(bad.cascade.gates.size(), 2u) << results::cascade_json(bad.cascade).dump(2);
   EXPECT_EQ(bad.cascade.gates[1].status, verify::GateStatus::failed);

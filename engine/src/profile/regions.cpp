@@ -234,4 +234,14 @@ json to_json(const ir::Artifact& a, const ir::Function& f, const std::vector<Reg
   return out;
 }
 
+std::vector<std::string> names(const std::vector<RegionBuffer>& buffers) {
+  std::vector<std::string> out;
+  for (const RegionBuffer& b : buffers) out.push_back(b.name);
+  return out;
+}
+
+verify::RegionFacts facts(const Region& r) {
+  return {r.launches, names(r.inputs), names(r.outputs), names(r.internal)};
+}
+
 }  // namespace kopt::profile

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "artifact/ir.h"
+#include "verify/region_host.h"
 
 namespace kopt::profile {
 
@@ -36,6 +37,12 @@ struct Region {
 // graphs[g].args (shape, stride and dtype of call()'s inputs by position): with it the inputs' bytes
 // are known; allocated buffers' bytes come from their allocation in `f`.
 std::vector<Region> regions(const ir::Artifact& a, const ir::Function& f, const nlohmann::json& graph_args);
+
+// The buffers' storage names, in order.
+std::vector<std::string> names(const std::vector<RegionBuffer>& buffers);
+
+// The region as the region cascade takes it (verify/region_host.h): its launches and its buffers' names.
+verify::RegionFacts facts(const Region& r);
 
 // The regions as report.json writes them: kernels by name, buffers with their bytes, both floors' bytes.
 nlohmann::json to_json(const ir::Artifact& a, const ir::Function& f, const std::vector<Region>& rs);

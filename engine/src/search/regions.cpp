@@ -22,14 +22,6 @@ namespace {
 // On a GPU, accepted region candidates timed per region at most: each is a whole region cascade.
 constexpr size_t kMaxTimedRegionCandidates = 3;
 
-verify::RegionFacts facts_of(const profile::Region& r) {
-  verify::RegionFacts f{r.launches, {}, {}, {}};
-  for (const auto& b : r.inputs) f.inputs.push_back(b.name);
-  for (const auto& b : r.outputs) f.outputs.push_back(b.name);
-  for (const auto& b : r.internal) f.internal.push_back(b.name);
-  return f;
-}
-
 // What a kernel's per-kernel winner saves per model run (ms; 0 when not measured): its time per run (all
 // of its calls, as the profile measures it) times 1 - 1/speedup.
 double saving(const KernelOutcome& k) {
@@ -104,7 +96,7 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
       for (const KernelOutcome& k : outcomes)
         if (k.profile.graph == g && k.profile.kernel && k.chosen)
           winners[k.profile.kernel->name] = k.candidates[*k.chosen].candidate.source;
-      RegionOutcome r{g, i, facts_of(rs[i]), coder.propose_region({&a, f, &rs[i], g, i, winners}), {}, {}, {}, {}};
+      RegionOutcome r{g, i, profile::facts(rs[i]), coder.propose_region({&a, f, &rs[i], g, i, winners}), {}, {}, {}, {}};
       if (r.plan.candidates.empty()) r.note = "no fusion candidate (see declined)";
       std::set<std::string> seen;  // candidates built alike (on the winners and on the kernels' own sources)
       size_t accepted = 0;

@@ -62,7 +62,7 @@ fusion::RegionPlan LlmCoder::propose_region(const RegionUnit& u) {
                                         r.launches.size(), llm_support::kMaxRegionLaunches));
     return plan;
   }
-  // Region candidates are tried in order until one is accepted: the built-in strategies' first (hybrid).
+  // Region candidates are tried in order (docs/optimize.md, "Regions"): the built-in strategies' first (hybrid).
   const std::string label = fmt::format("region {} of graph {}", u.index, u.graph);
   std::map<std::string, std::string> vars = llm_support::region_vars(u);
   for (int n = 0; n < s_->config().coder_proposals; ++n) {

@@ -20,12 +20,6 @@ std::string source_of(const ir::Artifact& a, const ir::Span& s) {
   return a.module->source().substr(s.begin.offset, s.end.offset - s.begin.offset);
 }
 
-std::vector<std::string> names(const std::vector<profile::RegionBuffer>& bs) {
-  std::vector<std::string> out;
-  for (const auto& b : bs) out.push_back(b.name);
-  return out;
-}
-
 // A buffer's Triton pointer type: that of a region launch's parameter bound to it.
 std::string pointer_type_of(const RegionUnit& u, const std::string& storage) {
   for (size_t i : u.region->launches) {
@@ -110,9 +104,9 @@ std::map<std::string, std::string> region_vars(const RegionUnit& u) {
   };
   return {{"facts", facts},
           {"name", region_kernel_name(u)},
-          {"inputs", join(names(r.inputs))},
-          {"outputs", join(names(r.outputs))},
-          {"internal", join(names(r.internal))}};
+          {"inputs", join(profile::names(r.inputs))},
+          {"outputs", join(profile::names(r.outputs))},
+          {"internal", join(profile::names(r.internal))}};
 }
 
 Parsed<fusion::RegionCandidate> region_candidate(const RegionUnit& u, const std::string& reply) {
@@ -204,7 +198,7 @@ Parsed<fusion::RegionCandidate> region_candidate(const RegionUnit& u, const std:
   c.origin = "llm:region";
   c.description = fmt::format("LLM fusion of the region's {} launches into {}", r.launches.size(), name);
   c.edit.launches = r.launches;
-  c.edit.internal = names(r.internal);
+  c.edit.internal = profile::names(r.internal);
   c.edit.kernel = name;
   c.edit.source = *source;
   c.edit.args = fmt::format("{}", fmt::join(args, ", "));

@@ -40,8 +40,7 @@ RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profi
     plan.declined.push_back("no internal buffer: every buffer the region writes is read after it");
     return plan;
   }
-  std::vector<std::string> internal;
-  for (const profile::RegionBuffer& b : r.internal) internal.push_back(b.name);
+  const std::vector<std::string> internal = profile::names(r.internal);
   std::set<std::tuple<const Strategy*, size_t, size_t>> built;  // whole-pair strategies already tried
   for (const profile::RegionBuffer& b : r.internal) {
     // Which launches of the region pass the buffer at all: one writer and one reader only.

@@ -103,6 +103,11 @@ std::optional<Access> access(const py::Node* call, std::string_view fn) {
 
 }  // namespace
 
+std::string assigned(const py::Node* st) {
+  if (!st->is("Assign") || st->list("targets").size() != 1 || !st->list("targets")[0]->is("Name")) return "";
+  return std::string(st->list("targets")[0]->ident("id"));
+}
+
 const py::Node* keyword(const py::Node* call, std::string_view name) {
   for (const py::Node* kw : call->list("keywords"))
     if (kw->ident("arg") == name) return kw->child("value");

@@ -57,6 +57,9 @@ struct Access {
 std::optional<Access> load_of(const py::Node* call);
 std::optional<Access> store_of(const py::Node* call);
 
+// The name a statement assigns when it is `name = value` (one plain name), else "".
+std::string assigned(const py::Node* st);
+
 // The value of a call's keyword argument `name` (`eviction_policy=...`), or nullptr.
 const py::Node* keyword(const py::Node* call, std::string_view name);
 

@@ -10,11 +10,6 @@ namespace kopt::agents::fusion {
 
 namespace {
 
-std::string assigned(const py::Node* st) {
-  if (!st->is("Assign") || st->list("targets").size() != 1 || !st->list("targets")[0]->is("Name")) return "";
-  return std::string(st->list("targets")[0]->ident("id"));
-}
-
 std::string callee(const py::Module& m, const py::Node* call) { return std::string(m.text(call->child("func"))); }
 
 }  // namespace

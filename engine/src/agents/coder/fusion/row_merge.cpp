@@ -30,11 +30,6 @@ constexpr int kSamples = 24;
 
 using Env = std::map<std::string, int64_t>;
 
-std::string assigned(const py::Node* st) {
-  if (!st->is("Assign") || st->list("targets").size() != 1 || !st->list("targets")[0]->is("Name")) return "";
-  return std::string(st->list("targets")[0]->ident("id"));
-}
-
 bool has_call(const py::Node* n) {
   bool found = false;
   py::walk(n, [&](const py::Node* c) { found = found || c->is("Call"); });
@@ -50,7 +45,8 @@ std::optional<int64_t> int_assign(const py::Node* st, const std::string& name) {
 
 // Evaluates, in order, every assignment of `stmts` that computes an integer from what is bound;
 // the names in `fixed` keep the values given (Inductor's `xindex = xoffset + tl.arange(...)`).
-void bind_ints(const std::vector<const py::Node*>& stmts, Env& env, const std::set<std::string>& fixed) {
+template <class Statements>
+void bind_ints(const Statements& stmts, Env& env, const std::set<std::string>& fixed) {
   for (const py::Node* st : stmts) {
     std::string n = assigned(st);
     if (n.empty() || fixed.count(n)) continue;
@@ -103,13 +99,6 @@ std::optional<Producer> read_producer(const ir::Kernel& k, const std::string& so
   if ((k.kind == "reduction") != (pr.loop != nullptr))
     return no(fmt::format("{}: a {} kernel {} a loop over the row", k.name, k.kind, pr.loop ? "with" : "without"));
   return pr;
-}
-
-// The statements of `body` (a kernel entry's) that a pointwise consumer computes with, for its index.
-std::vector<const py::Node*> top_level(const ir::KernelSource& ks) {
-  std::vector<const py::Node*> out;
-  for (const py::Node* st : ks.entry->list("body")) out.push_back(st);
-  return out;
 }
 
 // A load of the consumer rewritten for the merged loop: its pointer and index prefixed, the merged
@@ -211,7 +200,8 @@ std::optional<stitch::RegionEdit> row_merge(const Pair& p, std::string* why) {
     std::string target;    // what the producer's load assigns
     const py::Node* call;  // the producer's load
   };
-  std::vector<const py::Node*> pscope = pr->scope, cscope = top_level(c->ks);
+  const auto& pscope = pr->scope;
+  const auto& cscope = c->ks.entry->list("body");
   std::vector<Anchor> anchors;
   for (const py::Node* st : pscope) {
     auto a = assigned(st).empty() ? std::nullopt : load_of(st->child("value"));
@@ -254,39 +244,33 @@ std::optional<stitch::RegionEdit> row_merge(const Pair& p, std::string* why) {
     }
     return e;
   };
+  // Every (x, r) for small sizes; above, edges (0, 1, last, next to last) and interior points of each
+  // axis, every pair of them.
+  const bool exhaustive = pr->rows * pr->rn <= kExhaustive;
+  auto points = [&](int64_t n) {
+    std::set<int64_t> s;
+    if (exhaustive) {
+      for (int64_t i = 0; i < n; ++i) s.insert(i);
+    } else {
+      s = {0, 1, n / 2, n - 2, n - 1};
+      std::mt19937_64 g(n);
+      while (static_cast<int>(s.size()) < std::min<int64_t>(n, kSamples)) s.insert(static_cast<int64_t>(g() % n));
+    }
+    std::vector<int64_t> v;
+    for (int64_t i : s)
+      if (i >= 0 && i < n) v.push_back(i);
+    return v;
+  };
+  const std::vector<int64_t> xs = points(pr->rows), rs = points(pr->rn);
   const Anchor* anchor = nullptr;
   std::string bad;
   for (const Anchor& an : anchors) {
-    const py::Node *pidx = an.pidx, *cidx = an.cidx;
     bad.clear();
-    if (pr->rows * pr->rn <= kExhaustive) {
-      std::vector<bool> seen(c->xnumel);
-      for (int64_t x = 0; x < pr->rows && bad.empty(); ++x)
-        for (int64_t r = 0; r < pr->rn && bad.empty(); ++r) {
-          auto e = check(pidx, cidx, x, r, &bad);
-          if (e && seen[*e]) bad = fmt::format("element {} is reached twice", *e);
-          if (e) seen[*e] = true;
-        }
-    } else {
-      // Edges (0, 1, last, next to last) and interior points of each axis, every pair of them.
-      auto points = [](int64_t n) {
-        std::set<int64_t> s = {0, 1, n / 2, n - 2, n - 1};
-        std::mt19937_64 g(n);
-        while (static_cast<int>(s.size()) < std::min<int64_t>(n, kSamples)) s.insert(static_cast<int64_t>(g() % n));
-        std::vector<int64_t> v;
-        for (int64_t i : s)
-          if (i >= 0 && i < n) v.push_back(i);
-        return v;
-      };
-      std::map<int64_t, std::pair<int64_t, int64_t>> seen;
-      for (int64_t x : points(pr->rows))
-        for (int64_t r : points(pr->rn)) {
-          if (!bad.empty()) break;
-          auto e = check(pidx, cidx, x, r, &bad);
-          if (e && seen.count(*e)) bad = fmt::format("element {} is reached twice", *e);
-          if (e) seen[*e] = {x, r};
-        }
-    }
+    std::set<int64_t> seen;
+    for (size_t i = 0; i < xs.size() && bad.empty(); ++i)
+      for (size_t j = 0; j < rs.size() && bad.empty(); ++j)
+        if (auto e = check(an.pidx, an.cidx, xs[i], rs[j], &bad); e && !seen.insert(*e).second)
+          bad = fmt::format("element {} is reached twice", *e);
     if (bad.empty()) {
       anchor = &an;
       break;
