@@ -8,6 +8,7 @@
 #include "agents/coder/builtin.h"
 #include "agents/coder/patterns/patterns.h"
 #include "agents/coder/patterns/window_match.h"
+#include "agents/coder/patterns/window_separable.h"
 #include "agents/coder/patterns/window_unroll.h"
 #include "artifact/bundle.h"
 #include "profile/family.h"
@@ -69,13 +70,23 @@ TEST(WindowPattern, ProposesForEveryPoolOfTheCorpusAndEachInstancePassesG1) {
     EXPECT_EQ(w->loads.size(), pool.loads);
     auto cands = agents::patterns::instantiate("window", p, &why);
     ASSERT_FALSE(cands.empty()) << why;
-    EXPECT_LE(cands.size(), 8u);  // a few launch configs: the search screens them all
+    size_t separable = 0;
     for (const auto& c : cands) {
       EXPECT_EQ(c.origin, "pattern:window");
       EXPECT_EQ(c.source.find("tl.store(") != std::string::npos, true);
-      EXPECT_EQ(c.source.find("static_range") != std::string::npos, pool.walks) << c.description;
+      // The separable form (each row's taps combined once, a ring of row values carried through a
+      // loop) is proposed first wherever output rows are walked; Inductor's combine unrolled after it.
+      if (c.description.rfind("window separable:", 0) == 0) {
+        EXPECT_EQ(separable++, size_t(&c - cands.data())) << c.description;
+        EXPECT_NE(c.source.find("for rr in range("), std::string::npos) << c.description;
+      } else {
+        EXPECT_EQ(c.source.find("static_range") != std::string::npos, pool.walks) << c.description;
+      }
       EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
     }
+    EXPECT_EQ(separable > 0, pool.walks);
+    EXPECT_LE(separable, 4u);  // a few tilings and launch configs: the search screens them all
+    EXPECT_LE(cands.size() - separable, 8u);
   }
 }
 
@@ -116,9 +127,10 @@ TEST(WindowPattern, ReadsStrideDilationPaddingAndExtentsFromTheKernel) {
   EXPECT_EQ(rw->digits[1].extent, 37);
   EXPECT_EQ(rw->digits[0].stride, 1);
   auto rc = agents::patterns::instantiate("window", q, &why);
-  ASSERT_FALSE(rc.empty()) << why;
-  EXPECT_NE(rc.front().source.find("win_0 = c0"), std::string::npos) << rc.front().source;
-  EXPECT_NE(rc.front().source.find("c0 = win_4"), std::string::npos);
+  auto kept = std::find_if(rc.begin(), rc.end(), [](const auto& c) { return c.description.rfind("window:", 0) == 0; });
+  ASSERT_NE(kept, rc.end()) << why;
+  EXPECT_NE(kept->source.find("win_0 = c0"), std::string::npos) << kept->source;
+  EXPECT_NE(kept->source.find("c0 = win_4"), std::string::npos);
 }
 
 TEST(WindowPattern, DeclinesWithTheReason) {
@@ -173,6 +185,78 @@ TEST(WindowPattern, KeepsAConversionOfTheLoadAndDeclinesAStoreMaskedOtherwise) {
   EXPECT_NE(why.find("a store not written"), std::string::npos) << why;
 }
 
+TEST(WindowPattern, ReadsTheCombineOfASeparableWindowAndDeclinesWhatIsNot) {
+  namespace pt = agents::patterns;
+  std::string why;
+  // A 3x3 max pool (stride 2, padding 1): Inductor's chain of maximum() over the 9 values.
+  auto b = corpus("max_pool2d");
+  auto p = profile_of(*b, {tensor({4, 16, 32, 32}), tensor({4, 16, 16, 16}), value(16384)});
+  auto w = pt::match_window(p, &why);
+  ASSERT_TRUE(w) << why;
+  auto c = pt::read_combine(*w, &why);
+  ASSERT_TRUE(c) << why;
+  EXPECT_EQ(c->op, "max");
+  EXPECT_EQ(c->root, "tmp51");
+  EXPECT_EQ(c->to, "");
+  // The window values and the combine tree are gone; the store reads the separable value.
+  EXPECT_NE(std::find(c->body.begin(), c->body.end(), "tmp51 = win_sep"), c->body.end());
+  for (const std::string& l : c->body) {
+    EXPECT_EQ(l.find("maximum"), std::string::npos) << l;
+    EXPECT_EQ(l.find("win_0"), std::string::npos) << l;
+  }
+  // Rows 2 apart, 3 of them: a ring of 3 rows, one carried (the row two windows share), two read anew.
+  auto sep = pt::separable(p, *w, &why);
+  ASSERT_FALSE(sep.empty()) << why;
+  EXPECT_NE(sep[0].source.find("a ring of\n    # 1 row values carried through 16 output rows, 2 read anew"),
+            std::string::npos) << sep[0].source;
+
+  // An average pool: a sum, then Inductor's divisor statements kept.
+  auto a = corpus("avg_pool2d");
+  auto q = profile_of(*a, {tensor({4, 16, 32, 32}), tensor({4, 16, 32, 32}), value(65536)});
+  auto aw = pt::match_window(q, &why);
+  ASSERT_TRUE(aw) << why;
+  auto ac = pt::read_combine(*aw, &why);
+  ASSERT_TRUE(ac) << why;
+  EXPECT_EQ(ac->op, "sum");
+  EXPECT_NE(std::find(ac->body.begin(), ac->body.end(), "tmp53 = (tmp51 / tmp52)"), ac->body.end());
+
+  // A big window Inductor wrote as a reduction, 16-bit: each value converted before the max.
+  auto r = ir::load_bundle((std::filesystem::path(KOPT_SOURCE_DIR) / "engine/tests/data/pool_as_reduction").string());
+  auto big = profile_of(*r, {tensor({32, 41, 821, 1024}), tensor({32, 41, 813, 340}),
+                             value(int64_t{32} * 41 * 813 * 340), value(25)});
+  auto bw = pt::match_window(big, &why);
+  ASSERT_TRUE(bw) << why;
+  auto bc = pt::read_combine(*bw, &why);
+  ASSERT_TRUE(bc) << why;
+  EXPECT_EQ(bc->op, "max");
+  EXPECT_EQ(bc->to, ".to(tl.float32)");
+
+  // What is not one combine of every value, once each, is declined with the reason.
+  pt::Window twice = *w;
+  twice.body.insert(twice.body.end() - 1, "tmp99 = tmp11 > tmp17");  // an argmax compares values again
+  EXPECT_FALSE(pt::read_combine(twice, &why));
+  EXPECT_NE(why.find("is read besides its combine"), std::string::npos) << why;
+  pt::Window mixed = *w;
+  for (std::string& l : mixed.body)
+    if (l == "tmp25 = triton_helpers.maximum(tmp18, tmp24)") l = "tmp25 = triton_helpers.minimum(tmp18, tmp24)";
+  EXPECT_FALSE(pt::read_combine(mixed, &why));
+  EXPECT_NE(why.find("combined by max and min"), std::string::npos) << why;
+  pt::Window apart = *w;
+  apart.digits[1].stride = 4;  // rows 4 apart per output row: no row two windows share
+  EXPECT_TRUE(pt::separable(p, apart, &why).empty());
+  EXPECT_NE(why.find("share no input row"), std::string::npos) << why;
+  pt::Window skewed = *w;
+  skewed.loads[4].offset[0] += 7;  // one value off the grid of taps and rows
+  EXPECT_TRUE(pt::separable(p, skewed, &why).empty());
+  EXPECT_NE(why.find("not a product of offsets"), std::string::npos) << why;
+  auto one = corpus("max_pool1d_dilated");
+  auto o = profile_of(*one, {tensor({4, 8, 203}), tensor({4, 8, 1, 101}), value(3232)});
+  auto ow = pt::match_window(o, &why);
+  ASSERT_TRUE(ow) << why;
+  EXPECT_TRUE(pt::separable(o, *ow, &why).empty());
+  EXPECT_NE(why.find("no second window digit"), std::string::npos) << why;
+}
+
 TEST(WindowPattern, ReadsABigWindowInductorWroteAsAReduction) {
   // A 5x5 max pool, stride (1, 3), padding (0, 1), dilation 2, over 32x41x821x1024 bf16, captured on
   // the H200: Inductor wrote a persistent reduction over the 25 window elements. Written out per r it
@@ -201,19 +285,35 @@ TEST(WindowPattern, ReadsABigWindowInductorWroteAsAReduction) {
   EXPECT_EQ(w->loads[7].offset[0], 3);
   EXPECT_EQ(w->loads[7].offset[1], 2);
   auto cands = agents::patterns::instantiate("window", p, &why);
-  ASSERT_EQ(cands.size(), 2u) << why;  // one tiling (4 outputs a lane, 4 rows walked) at 4 and 8 warps
+  // Under dilation 2 no row of one output row's window is another's: only the separable form
+  // reuses rows (a ring of the 9 rows the window spans, 8 carried, one read per output row).
+  ASSERT_GE(cands.size(), 3u) << why;
+  std::vector<const agents::Candidate*> separable, unrolled;
   for (const auto& c : cands) {
     EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
-    EXPECT_TRUE(c.screen_last);
+    (c.description.rfind("window separable:", 0) == 0 ? separable : unrolled).push_back(&c);
   }
-  // The coder screens them after every launch config: they compile for seconds and measured behind
-  // the best config on the H200, which they would otherwise push out of the screening budget.
+  ASSERT_FALSE(separable.empty());
+  EXPECT_NE(separable[0]->source.find("a ring of\n    # 8 row values carried through 16 output rows, 1 read anew"),
+            std::string::npos)
+      << separable[0]->source;
+  ASSERT_EQ(unrolled.size(), 2u);  // one tiling (4 outputs a lane, 4 rows walked) at 4 and 8 warps
+  for (const auto* c : unrolled) EXPECT_TRUE(c->screen_last);
+  for (const auto* c : separable) EXPECT_FALSE(c->screen_last);
+  // The coder screens the unrolled ones after every launch config: they compile for seconds and
+  // measured behind the best config on the H200, which they would otherwise push out of the
+  // screening budget. The separable ones (a loop, quick to compile) lead, in turn with the configs.
   p.family = profile::family(*p.kernel);
   auto all = agents::BuiltinCoder().propose(p, agents::Plan{{"pattern:window", "config"}, {}, ""});
-  ASSERT_GT(all.size(), 2u);
-  EXPECT_EQ(all[all.size() - 1].origin, "pattern:window");
-  EXPECT_EQ(all[all.size() - 2].origin, "pattern:window");
-  for (size_t i = 0; i + 2 < all.size(); ++i) EXPECT_EQ(all[i].origin, "config") << i;
+  ASSERT_GT(all.size(), separable.size() + 2);
+  EXPECT_EQ(all[0].description, separable[0]->description);
+  EXPECT_EQ(all[1].origin, "config");
+  EXPECT_EQ(all[all.size() - 1].description, unrolled[1]->description);
+  EXPECT_EQ(all[all.size() - 2].description, unrolled[0]->description);
+  size_t seen = 0;
+  for (size_t i = 0; i + 2 < all.size(); ++i)
+    if (all[i].origin == "pattern:window") EXPECT_EQ(all[i].description, separable[seen++]->description) << i;
+  EXPECT_EQ(seen, separable.size());
 }
 
 }  // namespace

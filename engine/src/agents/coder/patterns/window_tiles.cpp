@@ -1,0 +1,154 @@
+#include "agents/coder/patterns/window_tiles.h"
+
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "agents/coder/config_space.h"
+#include "agents/coder/templates/templates.h"
+
+namespace kopt::agents::patterns {
+
+Tiles::Tiles(const Window& w, const Tiling& t) : w_(w), t_(t) {
+  const WindowDigit& d0 = w.digits[0];
+  walk = w.digits.size() > 1 && w.digits[1].window && w.digits[1].radix > 1;
+  span = d0.radix * (walk ? w.digits[1].radix : 1);
+  vs = t.v * d0.stride;
+  tw = next_pow2(vs);
+  colb = cdiv(d0.radix, t.c * t.v);
+  rowc = walk ? cdiv(w.digits[1].radix, t.rh) : 1;
+  units = w.xnumel / span * rowc * colb;
+}
+
+std::string Tiles::head(const ir::Kernel& ker, const std::string& comment) const {
+  const int64_t gc = t_.g * t_.c;
+  std::string s = fmt::format("def {}({}):\n", ker.entry, templates::entry_params(ker)) + comment;
+  if (!w_.xnumel_line.empty()) s += "    " + w_.xnumel_line + "\n";
+  s += fmt::format("    r = tl.arange(0, {})[:, None]\n", gc);
+  s += fmt::format("    unit = tl.program_id(0){} * {} + r // {}\n", w_.wide ? ".to(tl.int64)" : "", t_.g, t_.c);
+  s += fmt::format("    live = unit < {}\n", units);
+  s += fmt::format("    outer = unit // {}\n", rowc * colb);
+  s += fmt::format("    lane = (unit % {}) * {} + (r % {}) * {}\n", colb, t_.c * t_.v, t_.c, t_.v);
+  s += fmt::format("    ow = lane + tl.arange(0, {})[None, :]\n", t_.v);
+  s += fmt::format("    cols = tl.arange(0, {})[None, :]\n", tw);
+  // The outer digits' part of each row's address, and their window coordinates' bounds.
+  std::vector<std::string> base;
+  for (size_t i = walk ? 2 : 1; i < w_.digits.size(); ++i) {
+    const WindowDigit& d = w_.digits[i];
+    if (d.coef == 0 && !d.window) continue;
+    std::string digit = fmt::format("(outer // {})", d.base / span);
+    if (i + 1 < w_.digits.size()) digit = fmt::format("({} % {})", digit, d.radix);
+    s += fmt::format("    d{} = {}\n", i, digit);
+    if (d.coef) base.push_back(fmt::format("{} * d{}", d.coef, i));
+  }
+  s += fmt::format("    rowbase = {}\n", base.empty() ? "0" : fmt::format("{}", fmt::join(base, " + ")));
+  if (walk) s += fmt::format("    oh0 = (unit // {} % {}) * {}\n", colb, rowc, t_.rh);
+  return s;
+}
+
+std::string Tiles::output(const std::string& oh, const std::string& ind) const {
+  const int64_t radix = w_.digits[0].radix;
+  if (!walk) return fmt::format("{0}xindex = outer * {1} + ow\n{0}xmask = live & (ow < {2})\n", ind, span, radix);
+  return fmt::format("{0}xindex = outer * {1} + {2} * {3} + ow\n{0}xmask = live & (ow < {3}) & ({2} < {4})\n", ind,
+                     span, oh, radix, w_.digits[1].radix);
+}
+
+std::string Tiles::load_row(const std::vector<WindowLoad>& row, const std::vector<std::string>& names,
+                            const std::string& tag, const std::string& oh, const std::string& ind) const {
+  const WindowDigit& d0 = w_.digits[0];
+  const int64_t gc = t_.g * t_.c;
+  const WindowLoad& first = row.front();
+  std::vector<std::string> ok = {"live"};
+  std::string addr = "rowbase";
+  for (size_t i = 1; i < w_.digits.size(); ++i) {
+    const WindowDigit& d = w_.digits[i];
+    std::string digit = i == 1 && walk ? oh : fmt::format("d{}", i);
+    if (i == 1 && walk) {
+      ok.push_back(fmt::format("({} < {})", oh, d.radix));
+      if (d.coef) addr += fmt::format(" + {} * {}", d.coef, oh);
+    }
+    if (!d.window) continue;
+    std::string coord = fmt::format("{} * {} + {}", d.stride, digit, first.offset[i]);
+    ok.push_back(fmt::format("({} >= 0) & ({} < {})", coord, coord, d.extent));
+  }
+  addr += fmt::format(" + {}", first.constant - first.offset[0]);
+  std::string s = fmt::format("{}ok_{} = {}\n{}p_{} = {} + ({})\n", ind, tag, fmt::join(ok, " & "), ind, tag, w_.ptr, addr);
+  // Which tile and column hold output v's element at offset `off` along the innermost digit.
+  auto place = [&](int64_t v, int64_t off) {
+    int64_t rel = v * d0.stride + off, m = floordiv(rel, vs);
+    return std::pair{m, rel - m * vs};
+  };
+  auto tile_name = [&](int64_t m) { return fmt::format("t_{}_{}", tag, m < 0 ? fmt::format("m{}", -m) : std::to_string(m)); };
+  std::map<int64_t, std::pair<int64_t, int64_t>> tiles;  // tile -> the columns it must read
+  for (const WindowLoad& l : row)
+    for (int64_t v = 0; v < t_.v; ++v) {
+      auto [m, col] = place(v, l.offset[0]);
+      auto [it, fresh] = tiles.try_emplace(m, col, col);
+      it->second.first = std::min(it->second.first, col), it->second.second = std::max(it->second.second, col);
+    }
+  const std::string other = w_.other.empty() ? "0.0" : w_.other;
+  for (const auto& [m, range] : tiles) {
+    const std::string t = tile_name(m);
+    s += fmt::format("{}pos = lane * {} + {} + cols\n", ind, d0.stride, m * vs);
+    std::string need = range.first == 0 && range.second == tw - 1
+                           ? ""
+                           : fmt::format(" & (cols >= {}) & (cols <= {})", range.first, range.second);
+    s += fmt::format("{}{} = tl.load(p_{} + pos, ok_{} & (pos >= 0) & (pos < {}){}, other={})\n", ind, t, tag, tag,
+                     d0.extent, need, other);
+    for (const std::string& l : split_cols(t, gc)) s += ind + l + "\n";
+  }
+  for (size_t i = 0; i < row.size(); ++i) {
+    std::vector<std::string> parts;
+    for (int64_t v = 0; v < t_.v; ++v) {
+      auto [m, col] = place(v, row[i].offset[0]);
+      parts.push_back(fmt::format("{}_{}", tile_name(m), col));
+    }
+    for (const std::string& l : join_cols(parts, gc, names[i])) s += ind + l + "\n";
+  }
+  return s;
+}
+
+// Lines that split a [rows, T] tile into its T columns {var}_0 .. {var}_{T-1} ([rows] each):
+// reshaped to [rows, 2, ..., 2], each tl.split peels the lowest index bit. All in registers.
+std::vector<std::string> Tiles::split_cols(const std::string& var, int64_t rows) const {
+  int bits = 0;
+  while ((int64_t{1} << bits) < tw) ++bits;
+  std::string dims;
+  for (int b = 0; b < bits; ++b) dims += ", 2";
+  std::vector<std::string> lines = {fmt::format("{}_ = tl.reshape({}, [{}{}])", var, var, rows, dims)};
+  std::vector<std::pair<int64_t, std::string>> parts = {{0, var + "_"}};
+  for (int b = 0; b < bits; ++b) {
+    std::vector<std::pair<int64_t, std::string>> next;
+    for (const auto& [idx, name] : parts) {
+      lines.push_back(fmt::format("{0}e, {0}o = tl.split({0})", name));
+      next.emplace_back(idx, name + "e");
+      next.emplace_back(idx | (int64_t{1} << b), name + "o");
+    }
+    parts = std::move(next);
+  }
+  for (const auto& [idx, name] : parts) lines.push_back(fmt::format("{}_{} = {}", var, idx, name));
+  return lines;
+}
+
+// Lines that join V [rows] columns, in order, into one [rows, V] value `out`: tl.join appends a
+// size-2 last dimension, so pairs are joined from the highest index bit down.
+std::vector<std::string> Tiles::join_cols(std::vector<std::string> level, int64_t rows, const std::string& out) {
+  std::vector<std::string> lines;
+  const size_t v = level.size();
+  int k = 0;
+  while (level.size() > 1) {
+    size_t half = level.size() / 2;
+    std::vector<std::string> next;
+    for (size_t i = 0; i < half; ++i) {
+      std::string nm = fmt::format("{}_j{}", out, k++);
+      lines.push_back(fmt::format("{} = tl.join({}, {})", nm, level[i], level[i + half]));
+      next.push_back(nm);
+    }
+    level = std::move(next);
+  }
+  lines.push_back(fmt::format("{} = tl.reshape({}, [{}, {}])", out, level[0], rows, v));
+  return lines;
+}
+
+}  // namespace kopt::agents::patterns
