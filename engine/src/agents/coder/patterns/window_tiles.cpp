@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "agents/coder/config_space.h"
+#include "agents/coder/templates/columns.h"
 #include "agents/coder/templates/templates.h"
 
 namespace kopt::agents::patterns {
@@ -96,7 +97,7 @@ std::string Tiles::load_row(const std::vector<WindowLoad>& row, const std::vecto
                            : fmt::format(" & (cols >= {}) & (cols <= {})", range.first, range.second);
     s += fmt::format("{}{} = tl.load(p_{} + pos, ok_{} & (pos >= 0) & (pos < {}){}, other={})\n", ind, t, tag, tag,
                      d0.extent, need, other);
-    for (const std::string& l : split_cols(t, gc)) s += ind + l + "\n";
+    for (const std::string& l : templates::split_columns(t, tw, gc)) s += ind + l + "\n";
   }
   for (size_t i = 0; i < row.size(); ++i) {
     std::vector<std::string> parts;
@@ -104,51 +105,9 @@ std::string Tiles::load_row(const std::vector<WindowLoad>& row, const std::vecto
       auto [m, col] = place(v, row[i].offset[0]);
       parts.push_back(fmt::format("{}_{}", tile_name(m), col));
     }
-    for (const std::string& l : join_cols(parts, gc, names[i])) s += ind + l + "\n";
+    for (const std::string& l : templates::join_columns(parts, gc, names[i])) s += ind + l + "\n";
   }
   return s;
-}
-
-// Lines that split a [rows, T] tile into its T columns {var}_0 .. {var}_{T-1} ([rows] each):
-// reshaped to [rows, 2, ..., 2], each tl.split peels the lowest index bit. All in registers.
-std::vector<std::string> Tiles::split_cols(const std::string& var, int64_t rows) const {
-  int bits = 0;
-  while ((int64_t{1} << bits) < tw) ++bits;
-  std::string dims;
-  for (int b = 0; b < bits; ++b) dims += ", 2";
-  std::vector<std::string> lines = {fmt::format("{}_ = tl.reshape({}, [{}{}])", var, var, rows, dims)};
-  std::vector<std::pair<int64_t, std::string>> parts = {{0, var + "_"}};
-  for (int b = 0; b < bits; ++b) {
-    std::vector<std::pair<int64_t, std::string>> next;
-    for (const auto& [idx, name] : parts) {
-      lines.push_back(fmt::format("{0}e, {0}o = tl.split({0})", name));
-      next.emplace_back(idx, name + "e");
-      next.emplace_back(idx | (int64_t{1} << b), name + "o");
-    }
-    parts = std::move(next);
-  }
-  for (const auto& [idx, name] : parts) lines.push_back(fmt::format("{}_{} = {}", var, idx, name));
-  return lines;
-}
-
-// Lines that join V [rows] columns, in order, into one [rows, V] value `out`: tl.join appends a
-// size-2 last dimension, so pairs are joined from the highest index bit down.
-std::vector<std::string> Tiles::join_cols(std::vector<std::string> level, int64_t rows, const std::string& out) {
-  std::vector<std::string> lines;
-  const size_t v = level.size();
-  int k = 0;
-  while (level.size() > 1) {
-    size_t half = level.size() / 2;
-    std::vector<std::string> next;
-    for (size_t i = 0; i < half; ++i) {
-      std::string nm = fmt::format("{}_j{}", out, k++);
-      lines.push_back(fmt::format("{} = tl.join({}, {})", nm, level[i], level[i + half]));
-      next.push_back(nm);
-    }
-    level = std::move(next);
-  }
-  lines.push_back(fmt::format("{} = tl.reshape({}, [{}, {}])", out, level[0], rows, v));
-  return lines;
 }
 
 }  // namespace kopt::agents::patterns

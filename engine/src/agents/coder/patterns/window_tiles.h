@@ -49,9 +49,6 @@ class Tiles {
   int64_t units = 0;    // (outer, row chunk, column block) units: G per program
 
  private:
-  std::vector<std::string> split_cols(const std::string& var, int64_t rows) const;
-  static std::vector<std::string> join_cols(std::vector<std::string> level, int64_t rows, const std::string& out);
-
   const Window& w_;
   Tiling t_;
 };

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "agents/coder/config_space.h"
+#include "agents/coder/templates/columns.h"
 #include "agents/coder/templates/templates.h"
 #include "artifact/pin_config.h"
 #include "verify/outputs.h"
@@ -153,49 +154,6 @@ std::string pool_def(const ir::Kernel& ker, const PoolParams& pp, const std::str
       fmt::arg("widen", wide ? ".to(tl.int64)" : ""), fmt::arg("rows", rows));
 }
 
-// Lines that split a [rows, V] tile into its V columns {var}_0 .. {var}_{V-1}: reshaped to
-// [rows, 2, ..., 2], each tl.split peels the lowest index bit, so the parts after b splits hold the
-// elements whose low b bits spell their path. All in registers: a thread owns its V columns.
-std::vector<std::string> split_cols(const std::string& var, int64_t v, int64_t rows) {
-  int bits = 0;
-  while ((int64_t{1} << bits) < v) ++bits;
-  std::string dims;
-  for (int b = 0; b < bits; ++b) dims += ", 2";
-  std::vector<std::string> lines = {fmt::format("t = tl.reshape({}, [{}{}])", var, rows, dims)};
-  std::vector<std::pair<int64_t, std::string>> parts = {{0, "t"}};  // (index bits so far, name)
-  for (int b = 0; b < bits; ++b) {
-    std::vector<std::pair<int64_t, std::string>> next;
-    for (const auto& [idx, name] : parts) {
-      lines.push_back(fmt::format("{0}_e, {0}_o = tl.split({0})", name));
-      next.emplace_back(idx, name + "_e");
-      next.emplace_back(idx | (int64_t{1} << b), name + "_o");
-    }
-    parts = std::move(next);
-  }
-  for (const auto& [idx, name] : parts) lines.push_back(fmt::format("{}_{} = {}", var, idx, name));
-  return lines;
-}
-
-// Lines that join V [rows] columns, in order, back into one [rows, V] tile: tl.join appends a size-2
-// last dimension, so pairs are joined from the highest index bit down.
-std::vector<std::string> join_cols(std::vector<std::string> level, int64_t rows, const std::string& out) {
-  std::vector<std::string> lines;
-  const size_t v = level.size();
-  int k = 0;
-  while (level.size() > 1) {
-    size_t half = level.size() / 2;
-    std::vector<std::string> next;
-    for (size_t i = 0; i < half; ++i) {
-      std::string nm = fmt::format("j{}", k++);
-      lines.push_back(fmt::format("{} = tl.join({}, {})", nm, level[i], level[i + half]));
-      next.push_back(nm);
-    }
-    level = std::move(next);
-  }
-  lines.push_back(fmt::format("{} = tl.reshape({}, [{}, {}])", out, level[0], rows, v));
-  return lines;
-}
-
 // The stride-1 form with register windows: a thread owns V consecutive columns of a row, read as
 // one aligned V-wide vector (plus its neighbours' vectors where the window reaches past it: P to
 // the left, K-1-P to the right), split into columns, combined there, joined back. An input row
@@ -213,7 +171,7 @@ std::string pool_chunked_def(const ir::Kernel& ker, const PoolParams& pp, const 
                                       fmt::format("m = tl.load(ptr, rok & (col < W), other={}).to(tl.float32)", neutral)};
     std::map<int64_t, std::string> ext;  // input column offset from the chunk's start -> its column
     auto add = [&](const std::string& t, int64_t shift) {
-      auto more = split_cols(t, v, GC);
+      auto more = split_columns(t, v, GC);
       lines.insert(lines.end(), more.begin(), more.end());
       for (int64_t j = 0; j < v; ++j) ext[shift + j] = fmt::format("{}_{}", t, j);
     };
@@ -233,7 +191,7 @@ std::string pool_chunked_def(const ir::Kernel& ker, const PoolParams& pp, const 
       lines.push_back(fmt::format("h_{} = {}", j, reduce(pp, terms)));
       cols.push_back(fmt::format("h_{}", j));
     }
-    auto joined = join_cols(cols, GC, var);
+    auto joined = join_columns(cols, GC, var);
     lines.insert(lines.end(), joined.begin(), joined.end());
     std::string s;
     for (const auto& l : lines) s += ind + l + "\n";
