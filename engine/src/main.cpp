@@ -55,8 +55,13 @@ int main(int argc, char** argv) {
   c->add_option("--out,-o", cap.out, "bundle directory to write")->required();
   c->add_option("--mode", cap.mode, "torch.compile mode: default | max-autotune-no-cudagraphs")->capture_default_str();
   kopt::cli::add_number(*c, "--seed", cap.seed, "seed for weights and inputs", Least::zero);
-  add_device(*c, cap.device, "cuda | cpu (cpu: Inductor writes C++ kernels, which kernelopt cannot optimize; for "
-                             "testing, and for Triton or Helion kernel files)");
+  add_device(*c, cap.device, "cuda | cpu (cpu: Inductor writes C++ kernels, which kernelopt cannot optimize, unless "
+                             "--cpu-kernels triton; Triton or Helion kernel files keep their kernels)");
+  c->add_option("--cpu-kernels", cap.cpu_kernels,
+                "with --device cpu: cpp (Inductor's CPU backend; inspect and stitch only) | triton (Inductor's Triton "
+                "kernels for CPU tensors, run by Triton's interpreter: a bundle optimize --device cpu optimizes)")
+      ->check(kopt::cli::one_of("--cpu-kernels", {"cpp", "triton"}))
+      ->capture_default_str();
   c->add_option("--dtype", cap.dtype, "cast model and floating inputs: float32 | bfloat16 | float16")
       ->check(kopt::cli::one_of("--dtype", kDtypes));
   c->add_flag("--force", cap.force, "overwrite an existing bundle directory");

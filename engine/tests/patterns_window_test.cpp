@@ -169,6 +169,21 @@ TEST(WindowPattern, DeclinesWithTheReason) {
   EXPECT_NE(why.find("tmp11"), std::string::npos) << why;
 }
 
+TEST(WindowPattern, ReadsAWindowCoordinateCastToTheIndexType) {
+  // Inductor's Triton backend for CPU tensors casts coordinates: `tmp5 = ((-2) + 2*x0).to(tl.int32)`.
+  auto b = corpus("max_pool1d_dilated");
+  std::string& src = b->graphs[0]->kernels.at(0).source;
+  src = testing::replaced(src, "tmp5 = (-2) + 2*x0", "tmp5 = ((-2) + 2*x0).to(tl.int32)");
+  auto p = profile_of(*b, {tensor({4, 8, 203}), tensor({4, 8, 1, 101}), value(3232)});
+  std::string why;
+  auto w = agents::patterns::match_window(p, &why);
+  ASSERT_TRUE(w) << why;
+  EXPECT_EQ(w->loads.front().offset[0], -2);
+  // A cast to a float type is no index: the mask is then no bound of a coordinate.
+  src = testing::replaced(src, "tmp5 = ((-2) + 2*x0).to(tl.int32)", "tmp5 = ((-2) + 2*x0).to(tl.float32)");
+  EXPECT_FALSE(agents::patterns::match_window(p, &why));
+}
+
 TEST(WindowPattern, KeepsAConversionOfTheLoadAndDeclinesAStoreMaskedOtherwise) {
   // 16-bit inputs: Inductor converts each load at once (`tl.load(...).to(tl.float32)`).
   auto b = corpus("max_pool1d_dilated");

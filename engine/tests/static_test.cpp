@@ -191,6 +191,12 @@ TEST(StaticHostCode, AllowedModuleConstants) {
                                                              "ONE = tl.constexpr(1)\n\"\"\"docstring\"\"\"\n"));
 }
 
+TEST(StaticHostCode, TheCpuDriverSwitchOfKernelsWrittenForCpuTensors) {
+  // Inductor's Triton backend for CPU tensors (`capture --cpu-kernels triton`) heads each kernel with it.
+  expect_passes(edit("triton_helpers.set_driver_to_gpu()\n", "triton_helpers.set_driver_to_cpu()\n"));
+  expect_rejected(with_body("    triton_helpers.set_driver_to_cpu()\n"), "host_code", "belongs at module level");
+}
+
 TEST(StaticHostCode, Rejections) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {with_body("    exec('1')\n"), "`exec`"},

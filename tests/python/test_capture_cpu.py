@@ -171,3 +171,33 @@ def test_no_autotune_cache_is_an_inductor_patch_recorded_in_meta(bundles, tmp_pa
     assert "autotune_local_cache" not in _meta(bundles["linear_gelu"])["inductor_config"]
     cap.capture(PROBLEMS / "linear_gelu.py", tmp_path / "b", device="cpu", autotune_cache=False)
     assert _meta(tmp_path / "b")["inductor_config"]["autotune_local_cache"] is False
+
+
+def test_triton_kernels_on_the_cpu_run_in_the_interpreter_and_optimize(kernelopt_bin, tmp_path):
+    """`--cpu-kernels triton`: Inductor's Triton backend for CPU tensors (kernels as a GPU capture holds them,
+    run by Triton's interpreter), a bundle `kernelopt optimize --device cpu` takes; the C++ default unchanged."""
+    out = tmp_path / "b"
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    r = subprocess.run([kernelopt_bin, "capture", str(PROBLEMS / "linear_gelu.py"), "--out", str(out), "--device",
+                        "cpu", "--cpu-kernels", "triton", "-q"], capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "C++ kernels" not in r.stderr  # the warning is for the C++ backend only
+    meta = _meta(out)
+    assert meta["device"] == "cpu" and meta["cpu_kernels"] == "triton" and meta["inductor_config"]["cpu_backend"] == "triton"
+    assert meta["eager_vs_compiled"]["max_rel"] < 1e-4
+    module = (out / "module_0.py").read_text()
+    assert "@triton.jit" in module and "cpp_fused" not in module and "extern_kernels" in module
+    o = subprocess.run([kernelopt_bin, "optimize", str(out), "--device", "cpu", "--out", str(tmp_path / "o"),
+                        "--budget", "60", "-q"], capture_output=True, text=True, timeout=900,
+                       env=dict(env, KERNELOPT_DB=str(tmp_path / "r.db")))
+    assert o.returncode == 0, o.stderr
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert report["summary"]["kernels"] >= 1 and report["summary"]["candidates"] > 0, report["summary"]
+    if report["summary"]["accepted"]:  # the re-stitched model checked against the baseline
+        assert report["module"]["end_to_end"]["evidence"]["correctness"]["vs_baseline_max_rel"] < 1e-4
+
+
+def test_triton_kernels_are_a_cpu_choice(tmp_path, capsys):
+    assert cap.main([str(PROBLEMS / "matmul.py"), "--out", str(tmp_path / "out"), "--cpu-kernels", "triton"]) == 2
+    err = capsys.readouterr().err
+    assert "--cpu-kernels triton applies to --device cpu" in err and "drop --cpu-kernels" in err

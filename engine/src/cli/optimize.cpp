@@ -74,7 +74,8 @@ std::string no_triton_kernel(const ir::Bundle& bundle) {
   // A model captured for Inductor's CPU backend; a kernel file captured in CPU mode keeps its Triton kernels.
   if (bundle.meta.value("device", "cuda") == "cpu" && bundle.meta.value("input_kind", "module") == "module")
     return fmt::format("{}: it was captured with --device cpu, where Inductor writes C++ kernels; capture the model "
-                       "on a CUDA device (kernelopt capture {}/problem.py --out BUNDLE) and optimize that bundle",
+                       "on a CUDA device (kernelopt capture {}/problem.py --out BUNDLE), or on this machine with "
+                       "--device cpu --cpu-kernels triton, and optimize that bundle",
                        what, bundle.dir);
   return fmt::format("{}: Inductor called vendor/ATen code for the whole model ({}); kernelopt replaces "
                      "Inductor's Triton kernels only, so use the torch.compile'd model as it is",

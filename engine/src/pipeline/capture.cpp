@@ -28,6 +28,7 @@ namespace kopt::pipeline {
 std::vector<std::string> capture_argv(const CaptureOptions& o) {
   std::vector<std::string> argv = {python_executable(), "-m", "kernelopt.worker.capture", o.problem, "--out", o.out,
                                    "--mode", o.mode, "--seed", std::to_string(o.seed), "--device", o.device};
+  if (o.cpu_kernels != "cpp") argv.insert(argv.end(), {"--cpu-kernels", o.cpu_kernels});
   if (!o.dtype.empty()) argv.insert(argv.end(), {"--dtype", o.dtype});
   if (o.force) argv.push_back("--force");
   if (o.json) argv.push_back("--json");

@@ -9,6 +9,7 @@ namespace kopt::pipeline {
 
 struct CaptureOptions {
   std::string problem, out, dtype, mode = "default", device = "cuda";
+  std::string cpu_kernels = "cpp";  // --device cpu: Inductor's C++ kernels, or "triton" (run by the interpreter)
   std::string gpu;  // CUDA_VISIBLE_DEVICES for the capture process; empty: inherited
   int seed = 0;
   int timeout_s = 0;  // capture_and_wait: stop the capture (its whole process group) after this; 0: no limit

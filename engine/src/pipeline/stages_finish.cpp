@@ -44,9 +44,10 @@ search::SearchOptions search_options(const Job& job) {
                                             job.hello["versions"].value("triton", "?"))
                               : fmt::format("cpu|{}|{}", job.hello["versions"].value("torch", "?"),
                                             job.hello["versions"].value("triton", "?"));
-  // A cached verdict holds only for the same gates: seeds, gamma and tolerances are part of the key.
-  so.cache_prefix += fmt::format("|seeds={}|gamma={}|tol={}", so.cascade.seeds, so.cascade.gamma,
-                                 so.cascade.tol.to_json().dump());
+  // A cached verdict holds only for the same gates: seeds, gamma and tolerances are part of the key,
+  // and so is kernelopt's version (another release may judge the same candidate by other rules).
+  so.cache_prefix += fmt::format("|kernelopt={}|seeds={}|gamma={}|tol={}", KOPT_VERSION, so.cascade.seeds,
+                                 so.cascade.gamma, so.cascade.tol.to_json().dump());
   // G3 with the kept kernels pinned is another gate than G3 with them autotuning again; the pins'
   // values are not in the key (each worker autotunes afresh), the end-to-end gate checks the final module.
   if (!so.cascade.pins.empty()) so.cache_prefix += "|pinned";

@@ -3,7 +3,8 @@
 // its decorators/annotations/defaults run at import, and in CPU mode Triton's
 // interpreter runs the kernel bodies themselves. So:
 //  - module level: only imports, the @triton.jit definitions, the one call
-//    `triton_helpers.set_driver_to_gpu()`, and `NAME = literal` /
+//    `triton_helpers.set_driver_to_gpu()` (`set_driver_to_cpu()` in kernels Inductor wrote for CPU
+//    tensors), and `NAME = literal` /
 //    `NAME: tl.constexpr = literal` constants;
 //  - decorator arguments, annotations and defaults: literals, names, attributes and
 //    the metadata constructors Inductor writes (DeviceProperties(...), set(), ...);
@@ -64,6 +65,12 @@ const Names kForbiddenNodes = {"Global", "Nonlocal", "Import", "ImportFrom", "La
 
 bool is_dunder(std::string_view s) { return s.size() > 4 && s.starts_with("__") && s.ends_with("__"); }
 
+// The driver switch Inductor's kernel sources call once at import (GPU, or CPU tensors).
+bool is_set_driver(const std::string& q) {
+  return q == "torch._inductor.runtime.triton_helpers.set_driver_to_gpu" ||
+         q == "torch._inductor.runtime.triton_helpers.set_driver_to_cpu";
+}
+
 struct HostCheck {
   const py::Module& m;
   const ImportMap& imports;
@@ -103,8 +110,7 @@ struct HostCheck {
       std::string q = n->is("Name") || n->is("Attribute") ? qualified_name(n, imports) : "";
       if (q.starts_with("torch._inductor.runtime.triton_heuristics"))
         p.add(n, "triton_heuristics is the host-side autotuner; use it only as the entry's decorator");
-      if (q == "torch._inductor.runtime.triton_helpers.set_driver_to_gpu")
-        p.add(n, "set_driver_to_gpu() belongs at module level, once");
+      if (is_set_driver(q)) p.add(n, "set_driver_to_gpu() / set_driver_to_cpu() belongs at module level, once");
     });
   }
 
@@ -170,7 +176,7 @@ struct HostCheck {
       const py::Node* v = st->child("value");
       if (v->is("Constant") && v->const_kind == py::ConstKind::Str) return;  // a docstring
       if (v->is("Call") && v->list("args").empty() && v->list("keywords").empty() &&
-          qualified_name(v->child("func"), imports) == "torch._inductor.runtime.triton_helpers.set_driver_to_gpu")
+          is_set_driver(qualified_name(v->child("func"), imports)))
         return;
     }
     const auto& targets = st->list("targets");
@@ -183,7 +189,7 @@ struct HostCheck {
       return;
     }
     p.add(st, fmt::format("module-level `{}` runs on the host at import; allowed there: imports, @triton.jit "
-                          "functions, triton_helpers.set_driver_to_gpu(), NAME = literal, "
+                          "functions, triton_helpers.set_driver_to_gpu() (or _cpu()), NAME = literal, "
                           "NAME: tl.constexpr = literal",
                           st->type));
     py::walk(st, [&](const py::Node* n) { anywhere(n); });

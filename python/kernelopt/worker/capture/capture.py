@@ -1,7 +1,8 @@
 """Capture: run a problem through torch.compile (Inductor) and write an artifact bundle.
 
     python -m kernelopt.worker.capture PROBLEM.py --out BUNDLE [--mode default]
-        [--seed 0] [--device cuda|cpu] [--dtype float32|bfloat16|float16] [--force] [--json] [-q]
+        [--seed 0] [--device cuda|cpu] [--cpu-kernels cpp|triton] [--dtype float32|bfloat16|float16]
+        [--force] [--json] [-q]
 
 The bundle (format in docs/bundle.md) holds the problem file, the exact source of
 every module Inductor generated (module_0.py, module_1.py, ... one per graph, in
@@ -20,6 +21,7 @@ hands to them by input_kind() (kernel_files.py).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import logging
@@ -52,6 +54,7 @@ from .capture_common import (
 )
 from .capture_helion import capture_helion
 from .capture_triton import capture_triton
+from .cpu_triton import interpreted_triton
 from .kernel_files import input_kind
 
 
@@ -202,12 +205,17 @@ def capture(
     dtype: str | None = None,
     force: bool = False,
     autotune_cache: bool = True,
+    cpu_kernels: str = "cpp",
 ) -> dict:
     """Capture one problem into the bundle directory `out_dir`; return its meta. Raises CaptureError.
 
     autotune_cache=False generates the module with Inductor's local autotune cache off: whoever loads
     it chooses among a kernel's launch configs by timing them itself, never reading a choice this
     capture made (`kernelopt bench` captures several problems at once, where timings are shared).
+
+    cpu_kernels="triton" (with device="cpu") has Inductor write Triton kernels for the CPU, run by
+    Triton's interpreter (cpu_triton.py): a bundle `kernelopt optimize --device cpu` can optimize.
+    "cpp" is Inductor's own CPU backend (C++ kernels: a bundle for inspect and stitch only).
     """
     started = time.monotonic()
     problem_path, out_dir = Path(problem_path), Path(out_dir)
@@ -216,6 +224,12 @@ def capture(
         raise CaptureError(f"unknown --dtype {dtype}", f"use one of {', '.join(DTYPES)}")
     if device not in ("cuda", "cpu"):
         raise CaptureError(f"unknown --device {device}", "use cuda or cpu")
+    if cpu_kernels not in ("cpp", "triton"):
+        raise CaptureError(f"unknown --cpu-kernels {cpu_kernels}", "use cpp or triton")
+    if cpu_kernels == "triton" and device != "cpu":
+        raise CaptureError("--cpu-kernels triton applies to --device cpu (on a GPU Inductor writes Triton kernels "
+                           "anyway)", "drop --cpu-kernels, or pass --device cpu")
+    triton_on_cpu = device == "cpu" and cpu_kernels == "triton"
     kind = input_kind(problem_path)
     if kind != "module" and mode != "default":
         raise CaptureError(f"--mode {mode} applies to torch.compile; a {kind} kernel file is captured as written",
@@ -223,6 +237,8 @@ def capture(
     patches = resolve_mode(mode)
     if not autotune_cache:
         patches["autotune_local_cache"] = False
+    if triton_on_cpu:
+        patches["cpu_backend"] = "triton"
     if device == "cuda" and not torch.cuda.is_available():
         raise CaptureError("--device cuda requested but CUDA is not available", "run on a GPU machine or pass --device cpu")
     if kind == "triton":
@@ -248,7 +264,8 @@ def capture(
     compiled_model = torch.compile(model, backend=recorder.backend, dynamic=False)
     # The AOT autograd cache would return a cached module without calling our inner
     # compile; the FX graph cache is fine (it sits inside compile_fx_inner).
-    with torch.no_grad(), torch._functorch.config.patch(enable_autograd_cache=False):
+    with torch.no_grad(), torch._functorch.config.patch(enable_autograd_cache=False), \
+            (interpreted_triton() if triton_on_cpu else contextlib.nullcontext()):
         try:
             compiled_out = compiled_model(*inputs)
         except Exception as e:
@@ -288,6 +305,7 @@ def capture(
         "inductor_config": patches,
         "seed": seed,
         "device": device,
+        **({"cpu_kernels": cpu_kernels} if device == "cpu" else {}),
         "dtype": dtype,
         "versions": _versions(),
         "gpu": _gpu_info() if device == "cuda" else None,
@@ -331,6 +349,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed for weights (seed) and inputs (seed+1)")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("--cpu-kernels", default="cpp", choices=["cpp", "triton"],
+                        help="with --device cpu: Inductor's C++ kernels (inspect and stitch only), or Triton kernels "
+                        "run by Triton's interpreter (a bundle `kernelopt optimize --device cpu` optimizes)")
     parser.add_argument("--dtype", choices=list(DTYPES), help="cast the model and floating inputs to this dtype")
     parser.add_argument("--force", action="store_true", help="replace an existing non-empty --out")
     parser.add_argument("--json", action="store_true", help="print the bundle's meta.json object on stdout instead of "
@@ -340,7 +361,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="generate the module with Inductor's local autotune cache off (its loader times the "
                         "launch configs itself)")
     args = parser.parse_args(argv)
-    if args.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1" and _is_kernel_file(args.problem):
+    if args.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1" and (
+            args.cpu_kernels == "triton" or _is_kernel_file(args.problem)):
         # A kernel file runs its kernels in CPU mode through Triton's interpreter, which must be chosen
         # before triton is first imported: start again with it.
         env = dict(os.environ, TRITON_INTERPRET="1")
@@ -351,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         torch._logging.set_logs(all=logging.CRITICAL)
     try:
         meta = capture(args.problem, args.out, args.mode, args.seed, args.device, args.dtype, args.force,
-                       autotune_cache=not args.no_autotune_cache)
+                       autotune_cache=not args.no_autotune_cache, cpu_kernels=args.cpu_kernels)
     except Exception as e:
         if debug:
             traceback.print_exc()
@@ -368,11 +390,12 @@ def main(argv: list[str] | None = None) -> int:
             + (" (" + ", ".join(f"{k} {v:.1f}s" for k, v in meta["capture_stages"].items()) + ")"
                if meta.get("capture_stages") else "")
         )
-    if args.device == "cpu" and meta.get("input_kind", "module") == "module":
+    if args.device == "cpu" and args.cpu_kernels == "cpp" and meta.get("input_kind", "module") == "module":
         # Inductor's CPU backend writes C++ kernels: a bundle for testing inspect and stitch, which
         # `kernelopt optimize` refuses (no Triton kernel to optimize).
         print("kernelopt capture: warning: --device cpu compiled the model with Inductor's CPU backend, so the bundle "
               "holds C++ kernels, which kernelopt cannot optimize; capture on a CUDA device (--device cuda) for a "
-              "bundle to optimize", file=sys.stderr)
+              "bundle to optimize, or pass --cpu-kernels triton for Triton kernels run by the interpreter",
+              file=sys.stderr)
     return 0
 

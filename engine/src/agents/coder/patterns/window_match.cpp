@@ -92,6 +92,13 @@ struct Eval {
     } else if (n->is("Call") && text(n->child("func")) == "tl.full" && n->list("args").size() == 3) {
       Sym v = eval(n->list("args")[1]);
       if (v.kind == Sym::Int) s = v;
+    } else if (n->is("Call") && n->child("func")->is("Attribute") && n->child("func")->ident("attr") == "to" &&
+               n->list("args").size() == 1) {
+      // `(2*x1 - 1).to(tl.int32)`: a window coordinate cast to the index type (Inductor's Triton
+      // backend for CPU tensors writes it; coordinates are far inside either type's range).
+      std::string type = text(n->list("args")[0]);
+      Sym v = eval(n->child("func")->child("value"));
+      if (v.kind == Sym::Int && (type == "tl.int32" || type == "tl.int64")) s = v;
     } else if (n->is("BinOp")) {
       s = binop(std::string(n->ident("op")), eval(n->child("left")), eval(n->child("right")));
     } else if (n->is("Compare") && n->list("ops").size() == 1) {
