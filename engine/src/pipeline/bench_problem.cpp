@@ -89,7 +89,6 @@ std::string failure_kind(const std::string& message) {
       m.find("capturing") != std::string::npos)
     return "compile";
   if (m.find("crashed") != std::string::npos) return "crash";
-  if (m.find("captured with torch.compile on a gpu") != std::string::npos) return "needs_gpu";
   return "error";
 }
 

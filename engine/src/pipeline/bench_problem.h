@@ -61,7 +61,7 @@ nlohmann::json bench_object(const std::string& suite, const nlohmann::json& sett
 // isolated times add up to more than the module's (the estimate would be meaningless).
 std::optional<double> module_floor_ms(const nlohmann::json& report, double compiled_ms);
 
-// A failure's kind from its message: import, compile, oom, timeout, crash, needs_gpu or error.
+// A failure's kind from its message: import, compile, oom, timeout, crash or error.
 std::string failure_kind(const std::string& message);
 // The same for a failed worker reply: its own `failure` when that names a kind (oom, timeout,
 // crashed), else from `message`.

@@ -149,8 +149,7 @@ void capture_ahead(const BenchOptions& o, const fs::path& out, const std::vector
   std::vector<size_t> todo;
   for (size_t i = 0; i < problems.size(); ++i) {
     const bench::Problem& p = problems[i];
-    // CPU mode captures only kernel files (the interpreter runs them); a model needs Inductor on a GPU.
-    if (rows[i] || p.bundle || (o.device != "cuda" && !is_kernel_file(p.path))) continue;
+    if (rows[i] || p.bundle) continue;
     if (!existing_capture(result_dir(out, p) / "bundle", p.path, o.mode)) todo.push_back(i);
   }
   if (todo.empty()) return;
@@ -164,7 +163,7 @@ void capture_ahead(const BenchOptions& o, const fs::path& out, const std::vector
       const bench::Problem& p = problems[todo[n]];
       CaptureOptions c;
       c.problem = p.path, c.out = (result_dir(out, p) / "bundle").string(), c.mode = o.mode;
-      c.device = o.device;
+      c.device = o.device, c.cpu_kernels = o.device == "cpu" ? "triton" : "cpp";  // CPU: interpreted Triton
       c.gpu = o.device == "cuda" ? gpus[slot % gpus.size()] : "", c.timeout_s = o.timeout_s, c.force = true;
       c.autotune_cache = false;
       std::string error;

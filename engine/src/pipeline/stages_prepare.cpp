@@ -26,19 +26,19 @@ void load(Job& job) {
   if (ir::is_bundle_dir(o.target)) {
     job.bundle_dir = o.target;
   } else if (fs::is_regular_file(target) && target.extension() == ".py") {
-    // A kernel file is captured by running its own kernels, which the interpreter can do in CPU mode;
-    // an nn.Module needs Inductor on a GPU.
+    // A kernel file is captured by running its own kernels; an nn.Module by torch.compile, which in CPU
+    // mode writes Triton kernels for CPU tensors that the interpreter runs (--cpu-kernels triton).
     bool kernel_file = is_kernel_file(o.target);
-    if (!job.gpu() && !kernel_file)
-      throw UserError(fmt::format("{}: a problem file is captured with torch.compile on a GPU; in CPU mode pass a "
-                                  "bundle captured on a GPU (kernelopt capture on a GPU machine)",
-                                  o.target));
     fs::path dir = job.out / "bundle";
-    job.say(fmt::format("capturing {} {} into {}", o.target, kernel_file ? "(a kernel file)" : "with torch.compile",
+    job.say(fmt::format("capturing {} {} into {}", o.target,
+                        kernel_file   ? "(a kernel file)"
+                        : job.gpu()   ? "with torch.compile"
+                                      : "with torch.compile (Triton kernels for CPU tensors, run by the interpreter)",
                         dir.string()));
     CaptureOptions c;
     c.problem = o.target, c.out = dir.string(), c.mode = o.mode, c.device = job.gpu() ? "cuda" : "cpu",
     c.dtype = o.dtype, c.force = true, c.timeout_s = static_cast<int>(o.gate.timeout.count());
+    c.cpu_kernels = job.gpu() ? "cpp" : "triton";
     std::vector<std::string> gpus = split_list(o.gpus);
     c.gpu = !job.gpu() || gpus.empty() ? "" : gpus.front();
     std::string error_line;
