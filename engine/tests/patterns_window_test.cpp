@@ -151,14 +151,16 @@ TEST(WindowPattern, DeclinesWithTheReason) {
   EXPECT_EQ(why, "a reduction that is not a window's elements combined: a statement after the reduction walks "
                  "the r index");  // softmax: its second reduction reads the first's result per r
 
-  // Channels-last: the innermost digit is the channel, which the window does not move along.
+  // Channels-last: the innermost digit is the channel, which the window does not move along; the
+  // window moves along the next two. Here Inductor merged the batch into the row digit (x2 = xindex //
+  // 176 walks 20 = 2 x 10 rows), which no window reader can take apart.
   auto cl = corpus("avg_pool2d_channels_last");
   json in = tensor({2, 16, 20, 22}), out = tensor({2, 16, 10, 11});
   in["stride"] = {7040, 1, 352, 16};
   out["stride"] = {1760, 1, 176, 16};
   auto q = profile_of(*cl, {in, out, value(3520)});
   EXPECT_TRUE(agents::patterns::instantiate("window", q, &why).empty());
-  EXPECT_NE(why.find("channels-last"), std::string::npos) << why;
+  EXPECT_NE(why.find("merged over two output dimensions"), std::string::npos) << why;
 
   // A mask that is not the bounds of the load's window coordinates.
   auto b = corpus("max_pool1d_dilated");
@@ -270,6 +272,38 @@ TEST(WindowPattern, ReadsTheCombineOfASeparableWindowAndDeclinesWhatIsNot) {
   ASSERT_TRUE(ow) << why;
   EXPECT_TRUE(pt::separable(o, *ow, &why).empty());
   EXPECT_NE(why.find("no second window digit"), std::string::npos) << why;
+}
+
+TEST(WindowPattern, TheSeparableFormOfAChannelsLastPool) {
+  // A 3x3 max pool, stride (1, 2), padding 1, dilation (2, 1), over a 2x13x19x23 channels-last input,
+  // captured with --cpu-kernels triton: the channel is the innermost digit, the window moves along the
+  // next two. Lanes own channels; taps along the columns; a ring of the 5 rows the dilated window spans.
+  namespace pt = agents::patterns;
+  auto b = ir::load_bundle(
+      (std::filesystem::path(KOPT_SOURCE_DIR) / "engine/tests/data/max_pool2d_channels_last_cpu").string());
+  json in = tensor({2, 13, 19, 23}), out = tensor({2, 13, 17, 12});
+  in["stride"] = {5681, 1, 299, 13};
+  out["stride"] = {2652, 1, 156, 13};
+  auto p = profile_of(*b, {in, out, value(5304)});
+  std::string why;
+  auto w = pt::match_window(p, &why);
+  ASSERT_TRUE(w) << why;
+  EXPECT_TRUE(w->channels_inner);
+  EXPECT_FALSE(w->digits[0].window);
+  EXPECT_TRUE(w->digits[1].window && w->digits[2].window);
+  EXPECT_EQ(w->digits[1].stride, 2);
+  EXPECT_EQ(w->digits[2].stride, 1);
+  auto cands = pt::instantiate("window", p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  for (const auto& c : cands) {
+    EXPECT_EQ(c.description.rfind("window separable, channels last: max of 3 taps a row, then 3 rows", 0), 0u)
+        << c.description;
+    EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
+  }
+  // Rows 2 apart: positions 0-4 of the ring, 4 carried (1 and 3 for the rows after), one read anew.
+  EXPECT_NE(cands[0].source.find("a ring of\n    # 4 row values carried through 16 output rows, 1 read anew"),
+            std::string::npos) << cands[0].source;
+  EXPECT_NE(cands[0].source.find("xindex = outer * 2652 + oh * 156 + ow * 13 + ch"), std::string::npos);
 }
 
 TEST(WindowPattern, ReadsABigWindowInductorWroteAsAReduction) {

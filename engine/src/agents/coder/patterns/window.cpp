@@ -102,6 +102,14 @@ std::vector<Candidate> window(const KernelProfile& k, std::string* why_not) {
   std::string why;
   auto w = match_window(k, &why);
   if (!w) return templates::decline(why_not, why);
+  if (w->channels_inner) {
+    // Inductor's loads are coalesced across channels already; what is left is reusing window rows.
+    auto sep = separable(k, *w, &why);
+    if (sep.empty())
+      return templates::decline(why_not, "a channels-last pool (Inductor's loads are coalesced across channels "
+                                         "already), and no separable form: " + why);
+    return sep;
+  }
   const ir::Kernel& ker = *k.kernel;
   const WindowDigit& d0 = w->digits[0];
   const bool walk = w->digits.size() > 1 && w->digits[1].window && w->digits[1].radix > 1;

@@ -379,9 +379,10 @@ std::optional<Window> match_window(const KernelProfile& k, std::string* why) {
     for (size_t i = 0; i < w.digits.size(); ++i)
       if (w.digits[i].window) w.loads[j].offset[i] = dim_offsets[j][dim_of[i]];
   }
-  if (!w.digits[0].window)
-    return no("the output's innermost digit is not a window dimension (a channels-last pool: Inductor's loads "
-              "are coalesced across channels already)");
+  // Channels-last: the innermost digit is the channel, the window moves along the next ones.
+  w.channels_inner = !w.digits[0].window;
+  if (w.channels_inner && (w.digits.size() < 2 || !w.digits[1].window))
+    return no("neither the output's innermost digit nor the next one is a window dimension");
   if (dim_of[0] != int(dims.size()) - 1) return no("the innermost digit does not walk the input's contiguous dimension");
   // A mask must be exactly the bounds of the load's window coordinates; a coordinate it does not
   // bound must stay inside the input for every output (Inductor reads it unmasked).

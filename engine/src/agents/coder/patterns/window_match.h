@@ -48,6 +48,9 @@ struct Window {
   std::vector<std::string> body;
   int64_t xnumel = 0;
   bool wide = false;  // indices need int64 (Inductor's xoffset is widened)
+  // The innermost digit is no window digit but the input's contiguous one (a channels-last pool: the
+  // channel); the window moves along digits 1, 2, ...
+  bool channels_inner = false;
 };
 
 // The window kernel `k` computes, or nullopt with what did not match in *why.

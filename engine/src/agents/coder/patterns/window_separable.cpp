@@ -151,14 +151,74 @@ std::optional<Combine> read_combine(const Window& w, std::string* why) {
 
 namespace {
 
-// The window as a product of offsets: taps along the innermost digit, rows along the walked one,
-// planes along the others; and the ring of row values a program carries between output rows.
+// The window as a product of offsets: taps along the first window digit (the innermost, or the one
+// after the channel), rows along the next (walked), planes along the others; and the ring of row
+// values a program carries between output rows.
 struct Ring {
+  size_t tap = 0, walk = 1;  // digit indices: 0 and 1, or 1 and 2 under a channel digit
   std::vector<int64_t> taps, rows;
-  std::vector<std::vector<int64_t>> planes;  // offsets along digits 2.. (empty vectors for a 2-D window)
+  std::vector<std::vector<int64_t>> planes;  // offsets along digits after `walk` (empty for a 2-D window)
   int64_t first = 0, size = 0;              // the lowest row offset; rows from it to the highest
   std::vector<int64_t> carried, fresh;      // ring positions kept between output rows, and read anew
 };
+
+std::string carried_name(size_t plane, int64_t p) { return fmt::format("h{}_{}", plane, p); }
+std::string fresh_name(size_t plane, int64_t p) { return fmt::format("n{}_{}", plane, p); }
+
+// Ring position p of a plane at the current output row: carried, or read in this step.
+std::string ring_value(const Ring& ring, size_t plane, int64_t p) {
+  bool carried = std::binary_search(ring.carried.begin(), ring.carried.end(), p);
+  return carried ? carried_name(plane, p) : fresh_name(plane, p);
+}
+
+// The loads of one input row (ring position p of a plane), one per tap: each made from a load of the
+// window with the same tap and plane, its address moved along the walked digit.
+std::vector<WindowLoad> row_loads(const Window& w, const Ring& ring, size_t plane, int64_t p) {
+  const WindowDigit& dw = w.digits[ring.walk];
+  std::vector<WindowLoad> row;
+  for (int64_t tap : ring.taps) {
+    const WindowLoad* like = nullptr;
+    for (const WindowLoad& l : w.loads)
+      if (l.offset[ring.tap] == tap &&
+          std::equal(l.offset.begin() + ring.walk + 1, l.offset.end(), ring.planes[plane].begin()))
+        like = &l;
+    WindowLoad l = *like;
+    const int64_t row_off = ring.first + p;
+    l.constant += (row_off - l.offset[ring.walk]) * (dw.coef / dw.stride);
+    l.offset[ring.walk] = row_off;
+    row.push_back(l);
+  }
+  return row;
+}
+
+// The loop over a program's output rows that both layouts share: each step's fresh row values, the
+// window's value, the output index, Inductor's statements, and the ring shifted on. `row_value`
+// writes the lines of one row value (plane, position, output row, name, indent).
+template <class RowValue>
+std::string walk_rows(const Window& w, const Combine& c, const Ring& ring, int64_t rh, const std::string& output,
+                      const RowValue& row_value) {
+  std::string s;
+  for (size_t pi = 0; pi < ring.planes.size(); ++pi)
+    for (int64_t p : ring.carried) s += row_value(pi, p, "oh0", carried_name(pi, p), "    ");
+  s += fmt::format("    for rr in range({}):\n", rh);
+  s += "        oh = oh0 + rr\n";
+  const std::string ind = "        ";
+  for (size_t pi = 0; pi < ring.planes.size(); ++pi)
+    for (int64_t p : ring.fresh) s += row_value(pi, p, "oh", fresh_name(pi, p), ind);
+  std::vector<std::string> window;
+  for (size_t pi = 0; pi < ring.planes.size(); ++pi)
+    for (int64_t o : ring.rows) window.push_back(ring_value(ring, pi, o - ring.first));
+  s += combine_all(c.op, window, "win_sep", ind);
+  s += output;
+  for (const std::string& l : w.index_lines) s += ind + l + "\n";
+  for (const std::string& l : c.body) s += ind + l + "\n";
+  // Each carried position takes the one `stride` rows on; in increasing order, so every value is
+  // read before it is replaced.
+  for (size_t pi = 0; pi < ring.planes.size(); ++pi)
+    for (int64_t p : ring.carried)
+      s += fmt::format("{}{} = {}\n", ind, carried_name(pi, p), ring_value(ring, pi, p + w.digits[ring.walk].stride));
+  return s;
+}
 
 class Writer {
  public:
@@ -168,7 +228,6 @@ class Writer {
   int64_t units() const { return tiles_.units; }
 
   std::string entry(const ir::Kernel& ker) const {
-    const WindowDigit& d1 = w_.digits[1];
     std::string s = tiles_.head(
         ker, fmt::format("    # kernelopt pattern window, separable: the {} of {} taps a row, then of {} rows{}; a ring "
                          "of\n    # {} row values carried through {} output rows, {} read anew each ({} outputs per "
@@ -177,55 +236,20 @@ class Writer {
                          ring_.planes.size() > 1 ? fmt::format(" in {} planes", ring_.planes.size()) : "",
                          ring_.carried.size() * ring_.planes.size(), t_.rh,
                          ring_.fresh.size() * ring_.planes.size(), t_.v));
-    for (size_t pi = 0; pi < ring_.planes.size(); ++pi)
-      for (int64_t p : ring_.carried) s += row_value(pi, p, "oh0", carried_name(pi, p), "    ");
-    s += fmt::format("    for rr in range({}):\n", t_.rh);
-    s += "        oh = oh0 + rr\n";
-    const std::string ind = "        ";
-    for (size_t pi = 0; pi < ring_.planes.size(); ++pi)
-      for (int64_t p : ring_.fresh) s += row_value(pi, p, "oh", fresh_name(pi, p), ind);
-    std::vector<std::string> window;
-    for (size_t pi = 0; pi < ring_.planes.size(); ++pi)
-      for (int64_t o : ring_.rows) window.push_back(value(pi, o - ring_.first));
-    s += combine_all(c_.op, window, "win_sep", ind);
-    s += tiles_.output("oh", ind);
-    for (const std::string& l : w_.index_lines) s += ind + l + "\n";
-    for (const std::string& l : c_.body) s += ind + l + "\n";
-    // Each carried position takes the one `stride` rows on; in increasing order, so every value is
-    // read before it is replaced.
-    for (size_t pi = 0; pi < ring_.planes.size(); ++pi)
-      for (int64_t p : ring_.carried) s += fmt::format("{}{} = {}\n", ind, carried_name(pi, p), value(pi, p + d1.stride));
-    return s;
+    return s + walk_rows(w_, c_, ring_, t_.rh, tiles_.output("oh", "        "),
+                         [&](size_t plane, int64_t p, const std::string& oh, const std::string& name,
+                             const std::string& ind) { return row_value(plane, p, oh, name, ind); });
   }
 
  private:
-  static std::string carried_name(size_t plane, int64_t p) { return fmt::format("h{}_{}", plane, p); }
-  static std::string fresh_name(size_t plane, int64_t p) { return fmt::format("n{}_{}", plane, p); }
-
-  // Ring position p of a plane at the current output row: carried, or read in this step.
-  std::string value(size_t plane, int64_t p) const {
-    bool carried = std::binary_search(ring_.carried.begin(), ring_.carried.end(), p);
-    return carried ? carried_name(plane, p) : fresh_name(plane, p);
-  }
-
   // Lines computing the row value at ring position p of plane `plane` for output row `oh`: the
   // row's taps read as column tiles, converted as Inductor converts them, combined.
   std::string row_value(size_t plane, int64_t p, const std::string& oh, const std::string& name,
                         const std::string& ind) const {
-    const WindowDigit& d1 = w_.digits[1];
-    std::vector<WindowLoad> row;
+    std::vector<WindowLoad> row = row_loads(w_, ring_, plane, p);
     std::vector<std::string> names, taps;
-    for (int64_t tap : ring_.taps) {
-      const WindowLoad* like = nullptr;  // a load of this tap and plane: the row's address moves from it
-      for (const WindowLoad& l : w_.loads)
-        if (l.offset[0] == tap && std::equal(l.offset.begin() + 2, l.offset.end(), ring_.planes[plane].begin()))
-          like = &l;
-      WindowLoad l = *like;
-      const int64_t row_off = ring_.first + p;
-      l.constant += (row_off - l.offset[1]) * (d1.coef / d1.stride);
-      l.offset[1] = row_off;
-      row.push_back(l);
-      names.push_back(fmt::format("{}_t{}", name, row.size() - 1));
+    for (size_t t = 0; t < row.size(); ++t) {
+      names.push_back(fmt::format("{}_t{}", name, t));
       taps.push_back(names.back() + c_.to);
     }
     return tiles_.load_row(row, names, name, oh, ind) + combine_all(c_.op, taps, name, ind);
@@ -236,6 +260,95 @@ class Writer {
   const Ring& ring_;
   Tiling t_;
   Tiles tiles_;
+};
+
+// The channels-last layout: a lane owns V consecutive channels of one output column (loads coalesced
+// across channels, as Inductor's), a tile row C lanes, a program G tile rows (units of channel
+// block, output column, row chunk, outer index), each walking RH output rows. A row value combines
+// the column's taps, each one vector load of the lane's channels.
+class ChannelsWriter {
+ public:
+  ChannelsWriter(const Window& w, const Combine& c, const Ring& ring, const Tiling& t) : w_(w), c_(c), ring_(ring), t_(t) {
+    const WindowDigit &ch = w.digits[0], &col = w.digits[1], &row = w.digits[2];
+    chb_ = cdiv(ch.radix, t.c * t.v);
+    rowc_ = cdiv(row.radix, t.rh);
+    span_ = ch.radix * col.radix * row.radix;
+    units_ = w.xnumel / span_ * rowc_ * col.radix * chb_;
+  }
+
+  int64_t units() const { return units_; }
+
+  std::string entry(const ir::Kernel& ker) const {
+    const WindowDigit &ch = w_.digits[0], &col = w_.digits[1], &row = w_.digits[2];
+    std::string s = fmt::format("def {}({}):\n", ker.entry, templates::entry_params(ker));
+    s += fmt::format(
+        "    # kernelopt pattern window, separable, channels last: the {} of {} taps a row, then of {} rows{}; a "
+        "ring of\n    # {} row values carried through {} output rows, {} read anew each ({} channels per lane).\n",
+        c_.op, ring_.taps.size(), ring_.rows.size(),
+        ring_.planes.size() > 1 ? fmt::format(" in {} planes", ring_.planes.size()) : "",
+        ring_.carried.size() * ring_.planes.size(), t_.rh, ring_.fresh.size() * ring_.planes.size(), t_.v);
+    if (!w_.xnumel_line.empty()) s += "    " + w_.xnumel_line + "\n";
+    s += fmt::format("    r = tl.arange(0, {})[:, None]\n", t_.g * t_.c);
+    s += fmt::format("    unit = tl.program_id(0){} * {} + r // {}\n", w_.wide ? ".to(tl.int64)" : "", t_.g, t_.c);
+    s += fmt::format("    live = unit < {}\n", units_);
+    s += fmt::format("    ch = (unit % {}) * {} + (r % {}) * {} + tl.arange(0, {})[None, :]\n", chb_, t_.c * t_.v, t_.c,
+                     t_.v, t_.v);
+    s += fmt::format("    chok = live & (ch < {})\n", ch.radix);
+    s += fmt::format("    ow = unit // {} % {}\n", chb_, col.radix);
+    s += fmt::format("    oh0 = unit // {} % {} * {}\n", chb_ * col.radix, rowc_, t_.rh);
+    s += fmt::format("    outer = unit // {}\n", chb_ * col.radix * rowc_);
+    std::vector<std::string> base = {"ch"};
+    if (col.coef) base.push_back(fmt::format("{} * ow", col.coef));
+    for (size_t i = 3; i < w_.digits.size(); ++i) {
+      const WindowDigit& d = w_.digits[i];
+      if (d.coef == 0 && !d.window) continue;
+      std::string digit = fmt::format("(outer // {})", d.base / span_);
+      if (i + 1 < w_.digits.size()) digit = fmt::format("({} % {})", digit, d.radix);
+      s += fmt::format("    d{} = {}\n", i, digit);
+      if (d.coef) base.push_back(fmt::format("{} * d{}", d.coef, i));
+    }
+    s += fmt::format("    rowbase = {}\n", fmt::join(base, " + "));
+    const std::string output =
+        fmt::format("        xindex = outer * {} + oh * {} + ow * {} + ch\n        xmask = chok & (oh < {})\n", span_,
+                    row.base, col.base, row.radix);
+    return s + walk_rows(w_, c_, ring_, t_.rh, output,
+                         [&](size_t plane, int64_t p, const std::string& oh, const std::string& name,
+                             const std::string& ind) { return row_value(plane, p, oh, name, ind); });
+  }
+
+ private:
+  std::string row_value(size_t plane, int64_t p, const std::string& oh, const std::string& name,
+                        const std::string& ind) const {
+    std::vector<WindowLoad> row = row_loads(w_, ring_, plane, p);
+    const WindowDigit& dr = w_.digits[2];
+    // The row's bounds: the output row's, and each window coordinate's but the taps'.
+    std::vector<std::string> ok = {"chok", fmt::format("({} < {})", oh, dr.radix)};
+    for (size_t i = 2; i < w_.digits.size(); ++i) {
+      const WindowDigit& d = w_.digits[i];
+      if (!d.window) continue;
+      std::string coord = fmt::format("{} * {} + {}", d.stride, i == 2 ? oh : fmt::format("d{}", i), row[0].offset[i]);
+      ok.push_back(fmt::format("({} >= 0) & ({} < {})", coord, coord, d.extent));
+    }
+    const WindowDigit& dc = w_.digits[1];
+    std::string s = fmt::format("{}ok_{} = {}\n{}p_{} = {} + (rowbase{})\n", ind, name, fmt::join(ok, " & "), ind, name,
+                                w_.ptr, dr.coef ? fmt::format(" + {} * {}", dr.coef, oh) : "");
+    const std::string other = w_.other.empty() ? "0.0" : w_.other;
+    std::vector<std::string> taps;
+    for (size_t t = 0; t < row.size(); ++t) {
+      std::string coord = fmt::format("{} * ow + {}", dc.stride, row[t].offset[1]);
+      std::string tap = fmt::format("{}_t{}", name, t);
+      s += fmt::format("{}{} = tl.load(p_{} + {}, ok_{} & ({} >= 0) & ({} < {}), other={})\n", ind, tap, name,
+                       row[t].constant, name, coord, coord, dc.extent, other);
+      taps.push_back(tap + c_.to);
+    }
+    return s + combine_all(c_.op, taps, name, ind);
+  }
+
+  const Window& w_;
+  const Combine& c_;
+  const Ring& ring_;
+  Tiling t_;
+  int64_t chb_ = 0, rowc_ = 0, span_ = 0, units_ = 0;
 };
 
 // Lanes per tile row: the power of two (at most one per thread) that pads the output row least
@@ -255,18 +368,19 @@ std::vector<Candidate> separable(const KernelProfile& k, const Window& w, std::s
   std::string why;
   auto c = read_combine(w, &why);
   if (!c) return templates::decline(why_not, why);
-  if (w.digits.size() < 2 || !w.digits[1].window || w.digits[1].radix < 2)
+  Ring ring;
+  ring.tap = w.channels_inner ? 1 : 0, ring.walk = ring.tap + 1;
+  if (w.digits.size() <= ring.walk || !w.digits[ring.walk].window || w.digits[ring.walk].radix < 2)
     return templates::decline(why_not, "no second window digit with several output rows to walk");
   const WindowDigit& d0 = w.digits[0];
-  const WindowDigit& d1 = w.digits[1];
-  if (d1.stride < 1 || d1.coef % d1.stride != 0)
+  const WindowDigit& dw = w.digits[ring.walk];
+  if (dw.stride < 1 || dw.coef % dw.stride != 0)
     return templates::decline(why_not, "the walked digit's stride does not step whole input rows");
-  Ring ring;
   std::set<int64_t> taps, rows;
   std::set<std::vector<int64_t>> planes, all;
   for (const WindowLoad& l : w.loads) {
-    taps.insert(l.offset[0]), rows.insert(l.offset[1]);
-    planes.insert(std::vector<int64_t>(l.offset.begin() + 2, l.offset.end()));
+    taps.insert(l.offset[ring.tap]), rows.insert(l.offset[ring.walk]);
+    planes.insert(std::vector<int64_t>(l.offset.begin() + ring.walk + 1, l.offset.end()));
     all.insert(l.offset);
   }
   if (all.size() != w.loads.size() || all.size() != taps.size() * rows.size() * planes.size())
@@ -276,7 +390,7 @@ std::vector<Candidate> separable(const KernelProfile& k, const Window& w, std::s
   ring.planes.assign(planes.begin(), planes.end());
   ring.first = ring.rows.front();
   ring.size = ring.rows.back() - ring.first + 1;
-  const int64_t s = d1.stride;
+  const int64_t s = dw.stride;
   for (int64_t p = 0; p < ring.size; ++p) {
     bool needed = false;  // some output row reads the input row at this position: p - k * s is a row offset
     for (int64_t q = p; q >= 0 && !needed; q -= s) needed = rows.count(ring.first + q) > 0;
@@ -287,27 +401,38 @@ std::vector<Candidate> separable(const KernelProfile& k, const Window& w, std::s
     return templates::decline(why_not, "the windows of consecutive output rows share no input row");
   const ir::Kernel& ker = *k.kernel;
   std::vector<Candidate> out;
-  // Four outputs a lane, then eight; 16 then 64 output rows walked (a ring's first rows are read
-  // once per walk). Carried values stay in registers: at most 96 a thread.
-  for (int64_t v : {4, 8}) {
-    if (next_pow2(v * d0.stride) > 32 || v > next_pow2(d0.radix)) continue;
-    if (int64_t(ring.carried.size() * ring.planes.size()) * v > 96) continue;
+  // Column tiles: four outputs a lane, then eight. Channels last: four channels a lane, then two (few
+  // channels leave lanes idle). 16 then 64 output rows walked (a ring's first rows are read once per
+  // walk). Carried values stay in registers: at most 96 a thread.
+  for (int64_t v : w.channels_inner ? std::vector<int64_t>{4, 2} : std::vector<int64_t>{4, 8}) {
+    if (!w.channels_inner && next_pow2(v * d0.stride) > 32) continue;
+    if (v > next_pow2(d0.radix) || int64_t(ring.carried.size() * ring.planes.size()) * v > 96) continue;
     std::set<int64_t> walked;
-    for (int64_t rh : {16, 64}) walked.insert(std::min(rh, d1.radix));
+    for (int64_t rh : {16, 64}) walked.insert(std::min(rh, dw.radix));
     for (int64_t rh : walked) {
       const int warps = 4;
       const int64_t threads = 32 * warps, lanes = lanes_per_row(d0.radix, v, threads);
       Tiling t{v, lanes, threads / lanes, rh, warps};
-      Writer writer(w, *c, ring, t);
-      const int64_t programs = cdiv(writer.units(), t.g);
+      std::string entry;
+      int64_t units = 0;
+      if (w.channels_inner) {
+        ChannelsWriter writer(w, *c, ring, t);
+        entry = writer.entry(ker), units = writer.units();
+      } else {
+        Writer writer(w, *c, ring, t);
+        entry = writer.entry(ker), units = writer.units();
+      }
+      const int64_t programs = cdiv(units, t.g);
       const int64_t xblock = w.xnumel / programs;  // Inductor's launcher runs cdiv(xnumel, XBLOCK) programs
       if (xblock < 1 || cdiv(w.xnumel, xblock) < programs) continue;
       json config = {{"XBLOCK", xblock}, {"num_warps", warps}, {"num_stages", 1}};
       Candidate cand = templates::instance(
-          ker, "pooling", templates::replace_entry(ker, writer.entry(ker)), config,
-          fmt::format("window separable: {} of {} taps a row, then {} rows; {} outputs per lane, {} lanes x {} tile "
+          ker, "pooling", templates::replace_entry(ker, entry), config,
+          fmt::format("window separable{}: {} of {} taps a row, then {} rows; {} {} per lane, {} lanes x {} tile "
                       "rows per program, {} output rows walked, num_warps={}",
-                      c->op, ring.taps.size(), ring.rows.size() * ring.planes.size(), v, t.c, t.g, rh, warps));
+                      w.channels_inner ? ", channels last" : "", c->op, ring.taps.size(),
+                      ring.rows.size() * ring.planes.size(), v, w.channels_inner ? "channels" : "outputs", t.c, t.g,
+                      rh, warps));
       cand.origin = "pattern:window";
       out.push_back(std::move(cand));
     }
