@@ -191,6 +191,17 @@ std::vector<WindowLoad> row_loads(const Window& w, const Ring& ring, size_t plan
   return row;
 }
 
+// The generated kernel's opening comment: what it combines, and the ring it carries.
+std::string ring_comment(const std::string& layout, const Combine& c, const Ring& ring, int64_t rh,
+                         const std::string& per_lane) {
+  return fmt::format(
+      "    # kernelopt pattern window, separable{}: the {} of {} taps a row, then of {} rows{}; a ring of\n"
+      "    # {} row values carried through {} output rows, {} read anew each ({}).\n",
+      layout, c.op, ring.taps.size(), ring.rows.size(),
+      ring.planes.size() > 1 ? fmt::format(" in {} planes", ring.planes.size()) : "",
+      ring.carried.size() * ring.planes.size(), rh, ring.fresh.size() * ring.planes.size(), per_lane);
+}
+
 // The loop over a program's output rows that both layouts share: each step's fresh row values, the
 // window's value, the output index, Inductor's statements, and the ring shifted on. `row_value`
 // writes the lines of one row value (plane, position, output row, name, indent).
@@ -229,13 +240,7 @@ class Writer {
 
   std::string entry(const ir::Kernel& ker) const {
     std::string s = tiles_.head(
-        ker, fmt::format("    # kernelopt pattern window, separable: the {} of {} taps a row, then of {} rows{}; a ring "
-                         "of\n    # {} row values carried through {} output rows, {} read anew each ({} outputs per "
-                         "lane).\n",
-                         c_.op, ring_.taps.size(), ring_.rows.size(),
-                         ring_.planes.size() > 1 ? fmt::format(" in {} planes", ring_.planes.size()) : "",
-                         ring_.carried.size() * ring_.planes.size(), t_.rh,
-                         ring_.fresh.size() * ring_.planes.size(), t_.v));
+        ker, ring_comment("", c_, ring_, t_.rh, fmt::format("{} outputs per lane", t_.v)));
     return s + walk_rows(w_, c_, ring_, t_.rh, tiles_.output("oh", "        "),
                          [&](size_t plane, int64_t p, const std::string& oh, const std::string& name,
                              const std::string& ind) { return row_value(plane, p, oh, name, ind); });
@@ -281,12 +286,7 @@ class ChannelsWriter {
   std::string entry(const ir::Kernel& ker) const {
     const WindowDigit &ch = w_.digits[0], &col = w_.digits[1], &row = w_.digits[2];
     std::string s = fmt::format("def {}({}):\n", ker.entry, templates::entry_params(ker));
-    s += fmt::format(
-        "    # kernelopt pattern window, separable, channels last: the {} of {} taps a row, then of {} rows{}; a "
-        "ring of\n    # {} row values carried through {} output rows, {} read anew each ({} channels per lane).\n",
-        c_.op, ring_.taps.size(), ring_.rows.size(),
-        ring_.planes.size() > 1 ? fmt::format(" in {} planes", ring_.planes.size()) : "",
-        ring_.carried.size() * ring_.planes.size(), t_.rh, ring_.fresh.size() * ring_.planes.size(), t_.v);
+    s += ring_comment(", channels last", c_, ring_, t_.rh, fmt::format("{} channels per lane", t_.v));
     if (!w_.xnumel_line.empty()) s += "    " + w_.xnumel_line + "\n";
     s += fmt::format("    r = tl.arange(0, {})[:, None]\n", t_.g * t_.c);
     s += fmt::format("    unit = tl.program_id(0){} * {} + r // {}\n", w_.wide ? ".to(tl.int64)" : "", t_.g, t_.c);
