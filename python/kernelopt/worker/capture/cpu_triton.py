@@ -33,10 +33,9 @@ def interpreted_triton() -> Iterator[None]:
         cpu_runtime.check_interpreter()
     except RuntimeError as e:
         raise CaptureError(str(e), "set TRITON_INTERPRET=1 (kernelopt capture does so itself)") from e
-    compiler = cpu_runtime.CpuAsyncCompile(cpu_runtime._cpu_torch({}), {})
 
     def triton(self, kernel_name: str, source_code: str, device_str: str = "cpu", *args, **kwargs):
-        return compiler.triton(kernel_name, source_code, device_str)
+        return cpu_runtime.load_kernel(kernel_name, source_code, "cpu")
 
     saved = (torch_triton.triton_hash_with_backend, async_compile.AsyncCompile.triton)
     torch_triton.triton_hash_with_backend = lambda: "kernelopt-cpu-interpreter"

@@ -152,7 +152,8 @@ std::vector<Candidate> window(const KernelProfile& k, std::string* why_not) {
       }
     }
   }
-  if (out.empty()) return templates::decline(why_not, "no tiling fits the output");
+  if (out.empty())
+    return templates::decline(why_not, "no tiling fits the output (the separable form: " + why_separable + ")");
   return out;
 }
 

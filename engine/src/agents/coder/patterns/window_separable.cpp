@@ -1,7 +1,6 @@
 #include "agents/coder/patterns/window_separable.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <regex>
 #include <set>
@@ -11,6 +10,7 @@
 
 #include "agents/coder/config_space.h"
 #include "agents/coder/patterns/window_tiles.h"
+#include "agents/coder/templates/body.h"
 #include "agents/coder/templates/templates.h"
 
 namespace kopt::agents::patterns {
@@ -19,21 +19,7 @@ using nlohmann::json;
 
 namespace {
 
-// The identifiers a statement reads (attribute names after a dot left out), the assigned name too.
-std::vector<std::string> words(const std::string& s) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < s.size();) {
-    if (std::isalpha(static_cast<unsigned char>(s[i])) || s[i] == '_') {
-      size_t j = i;
-      while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_')) ++j;
-      if (i == 0 || s[i - 1] != '.') out.push_back(s.substr(i, j - i));
-      i = j;
-    } else {
-      ++i;
-    }
-  }
-  return out;
-}
+using templates::words;
 
 // A mask that is true on every output the kernel stores: xmask, alone or and-ed with itself.
 bool stored_everywhere(const std::string& mask) {
@@ -299,14 +285,7 @@ class ChannelsWriter {
     s += fmt::format("    outer = unit // {}\n", chb_ * col.radix * rowc_);
     std::vector<std::string> base = {"ch"};
     if (col.coef) base.push_back(fmt::format("{} * ow", col.coef));
-    for (size_t i = 3; i < w_.digits.size(); ++i) {
-      const WindowDigit& d = w_.digits[i];
-      if (d.coef == 0 && !d.window) continue;
-      std::string digit = fmt::format("(outer // {})", d.base / span_);
-      if (i + 1 < w_.digits.size()) digit = fmt::format("({} % {})", digit, d.radix);
-      s += fmt::format("    d{} = {}\n", i, digit);
-      if (d.coef) base.push_back(fmt::format("{} * d{}", d.coef, i));
-    }
+    s += outer_digits(w_, 3, span_, &base);
     s += fmt::format("    rowbase = {}\n", fmt::join(base, " + "));
     const std::string output =
         fmt::format("        xindex = outer * {} + oh * {} + ow * {} + ch\n        xmask = chok & (oh < {})\n", span_,
@@ -322,13 +301,8 @@ class ChannelsWriter {
     std::vector<WindowLoad> row = row_loads(w_, ring_, plane, p);
     const WindowDigit& dr = w_.digits[2];
     // The row's bounds: the output row's, and each window coordinate's but the taps'.
-    std::vector<std::string> ok = {"chok", fmt::format("({} < {})", oh, dr.radix)};
-    for (size_t i = 2; i < w_.digits.size(); ++i) {
-      const WindowDigit& d = w_.digits[i];
-      if (!d.window) continue;
-      std::string coord = fmt::format("{} * {} + {}", d.stride, i == 2 ? oh : fmt::format("d{}", i), row[0].offset[i]);
-      ok.push_back(fmt::format("({} >= 0) & ({} < {})", coord, coord, d.extent));
-    }
+    std::vector<std::string> ok = {"chok"};
+    for (std::string& b : row_bounds(w_, 2, 2, oh, row[0])) ok.push_back(std::move(b));
     const WindowDigit& dc = w_.digits[1];
     std::string s = fmt::format("{}ok_{} = {}\n{}p_{} = {} + (rowbase{})\n", ind, name, fmt::join(ok, " & "), ind, name,
                                 w_.ptr, dr.coef ? fmt::format(" + {} * {}", dr.coef, oh) : "");

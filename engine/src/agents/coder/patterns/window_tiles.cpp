@@ -11,6 +11,32 @@
 
 namespace kopt::agents::patterns {
 
+std::string outer_digits(const Window& w, size_t from, int64_t span, std::vector<std::string>* terms) {
+  std::string s;
+  for (size_t i = from; i < w.digits.size(); ++i) {
+    const WindowDigit& d = w.digits[i];
+    if (d.coef == 0 && !d.window) continue;
+    std::string digit = fmt::format("(outer // {})", d.base / span);
+    if (i + 1 < w.digits.size()) digit = fmt::format("({} % {})", digit, d.radix);
+    s += fmt::format("    d{} = {}\n", i, digit);
+    if (d.coef) terms->push_back(fmt::format("{} * d{}", d.coef, i));
+  }
+  return s;
+}
+
+std::vector<std::string> row_bounds(const Window& w, size_t from, size_t walk, const std::string& oh,
+                                    const WindowLoad& l) {
+  std::vector<std::string> ok;
+  for (size_t i = from; i < w.digits.size(); ++i) {
+    const WindowDigit& d = w.digits[i];
+    if (i == walk) ok.push_back(fmt::format("({} < {})", oh, d.radix));
+    if (!d.window) continue;
+    std::string coord = fmt::format("{} * {} + {}", d.stride, i == walk ? oh : fmt::format("d{}", i), l.offset[i]);
+    ok.push_back(fmt::format("({} >= 0) & ({} < {})", coord, coord, d.extent));
+  }
+  return ok;
+}
+
 Tiles::Tiles(const Window& w, const Tiling& t) : w_(w), t_(t) {
   const WindowDigit& d0 = w.digits[0];
   walk = w.digits.size() > 1 && w.digits[1].window && w.digits[1].radix > 1;
@@ -35,14 +61,7 @@ std::string Tiles::head(const ir::Kernel& ker, const std::string& comment) const
   s += fmt::format("    cols = tl.arange(0, {})[None, :]\n", tw);
   // The outer digits' part of each row's address, and their window coordinates' bounds.
   std::vector<std::string> base;
-  for (size_t i = walk ? 2 : 1; i < w_.digits.size(); ++i) {
-    const WindowDigit& d = w_.digits[i];
-    if (d.coef == 0 && !d.window) continue;
-    std::string digit = fmt::format("(outer // {})", d.base / span);
-    if (i + 1 < w_.digits.size()) digit = fmt::format("({} % {})", digit, d.radix);
-    s += fmt::format("    d{} = {}\n", i, digit);
-    if (d.coef) base.push_back(fmt::format("{} * d{}", d.coef, i));
-  }
+  s += outer_digits(w_, walk ? 2 : 1, span, &base);
   s += fmt::format("    rowbase = {}\n", base.empty() ? "0" : fmt::format("{}", fmt::join(base, " + ")));
   if (walk) s += fmt::format("    oh0 = (unit // {} % {}) * {}\n", colb, rowc, t_.rh);
   return s;
@@ -61,18 +80,9 @@ std::string Tiles::load_row(const std::vector<WindowLoad>& row, const std::vecto
   const int64_t gc = t_.g * t_.c;
   const WindowLoad& first = row.front();
   std::vector<std::string> ok = {"live"};
+  for (std::string& b : row_bounds(w_, 1, walk ? 1 : size_t(-1), oh, first)) ok.push_back(std::move(b));
   std::string addr = "rowbase";
-  for (size_t i = 1; i < w_.digits.size(); ++i) {
-    const WindowDigit& d = w_.digits[i];
-    std::string digit = i == 1 && walk ? oh : fmt::format("d{}", i);
-    if (i == 1 && walk) {
-      ok.push_back(fmt::format("({} < {})", oh, d.radix));
-      if (d.coef) addr += fmt::format(" + {} * {}", d.coef, oh);
-    }
-    if (!d.window) continue;
-    std::string coord = fmt::format("{} * {} + {}", d.stride, digit, first.offset[i]);
-    ok.push_back(fmt::format("({} >= 0) & ({} < {})", coord, coord, d.extent));
-  }
+  if (walk && w_.digits[1].coef) addr += fmt::format(" + {} * {}", w_.digits[1].coef, oh);
   addr += fmt::format(" + {}", first.constant - first.offset[0]);
   std::string s = fmt::format("{}ok_{} = {}\n{}p_{} = {} + ({})\n", ind, tag, fmt::join(ok, " & "), ind, tag, w_.ptr, addr);
   // Which tile and column hold output v's element at offset `off` along the innermost digit.

@@ -16,6 +16,17 @@
 
 namespace kopt::agents::patterns {
 
+// Lines defining d<i> = the outer index's digit i for every digit from `from` on that an address or a
+// window bound needs (`outer` counts whole planes of `span` outputs); each address term coef * d<i>
+// is appended to *terms. Both writers' programs decompose their outer index so.
+std::string outer_digits(const Window& w, size_t from, int64_t span, std::vector<std::string>* terms);
+
+// The bounds of the input row a load reads, as terms to and: the output row (`oh` below the walked
+// digit's radix) and each window coordinate from digit `from` on (the walked digit's at `oh`, the
+// others' at d<i>). `walk` is the walked digit, or none (size_t(-1)).
+std::vector<std::string> row_bounds(const Window& w, size_t from, size_t walk, const std::string& oh,
+                                    const WindowLoad& l);
+
 struct Tiling {
   int64_t v, c, g, rh;
   int warps;

@@ -1,6 +1,5 @@
 #include "agents/coder/patterns/window_unroll.h"
 
-#include <cctype>
 #include <map>
 #include <regex>
 #include <set>
@@ -20,16 +19,8 @@ const std::set<std::string> kRHeader = {"r0_numel", "R0_BLOCK", "rnumel", "RBLOC
                                         "r0_offset", "r0_mask", "roffset", "rindex"};
 
 bool mentions(const std::string& text, const std::set<std::string>& names) {
-  for (size_t i = 0; i < text.size();) {
-    if (std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_') {
-      size_t j = i;
-      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
-      if ((i == 0 || text[i - 1] != '.') && names.count(text.substr(i, j - i))) return true;
-      i = j;
-    } else {
-      ++i;
-    }
-  }
+  for (const std::string& w : templates::words(text))
+    if (names.count(w)) return true;
   return false;
 }
 

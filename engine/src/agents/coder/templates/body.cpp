@@ -64,27 +64,49 @@ std::string rename_words(const std::string& text, const std::set<std::string>& n
   return substitute_words(text, to);
 }
 
-std::string substitute_words(const std::string& text, const std::map<std::string, std::string>& to) {
-  std::string out;
+namespace {
+
+// Walks one statement's text: `word(name)` for each identifier that names a variable, `other(piece)`
+// for everything else as written — attributes (tl.float32 is no variable), string literals whole,
+// every other character.
+template <class Word, class Other>
+void scan_words(const std::string& text, const Word& word, const Other& other) {
   for (size_t i = 0; i < text.size();) {
     if (std::isalpha(static_cast<unsigned char>(text[i])) || text[i] == '_') {
       size_t j = i;
       while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
-      std::string w = text.substr(i, j - i);
-      bool attribute = i > 0 && text[i - 1] == '.';  // tl.float32: an attribute, not a variable
-      auto it = attribute ? to.end() : to.find(w);
-      out += it == to.end() ? w : it->second;
+      const bool attribute = i > 0 && text[i - 1] == '.';
+      attribute ? other(text.substr(i, j - i)) : word(text.substr(i, j - i));
       i = j;
-    } else if (text[i] == '\'' || text[i] == '"') {  // string literals stay as written
+    } else if (text[i] == '\'' || text[i] == '"') {
       char q = text[i];
       size_t j = text.find(q, i + 1);
       j = j == std::string::npos ? text.size() : j + 1;
-      out += text.substr(i, j - i);
+      other(text.substr(i, j - i));
       i = j;
     } else {
-      out += text[i++];
+      other(std::string(1, text[i++]));
     }
   }
+}
+
+}  // namespace
+
+std::vector<std::string> words(const std::string& text) {
+  std::vector<std::string> out;
+  scan_words(text, [&](const std::string& w) { out.push_back(w); }, [](const std::string&) {});
+  return out;
+}
+
+std::string substitute_words(const std::string& text, const std::map<std::string, std::string>& to) {
+  std::string out;
+  scan_words(
+      text,
+      [&](const std::string& w) {
+        auto it = to.find(w);
+        out += it == to.end() ? w : it->second;
+      },
+      [&](const std::string& piece) { out += piece; });
   return out;
 }
 

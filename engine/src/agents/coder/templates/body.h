@@ -23,6 +23,10 @@ std::set<std::string> assigned_names(const std::string& stmt);
 // `text` with every whole-word occurrence of a name in `names` suffixed with `suffix`.
 std::string rename_words(const std::string& text, const std::set<std::string>& names, const std::string& suffix);
 
+// The variable names a statement's text mentions, in order (its assigned names too; attributes such
+// as tl.float32 and string literals are no names).
+std::vector<std::string> words(const std::string& text);
+
 // `text` with every whole word that is a key of `to` replaced by its value (attributes such as
 // tl.float32 and string literals kept as written).
 std::string substitute_words(const std::string& text, const std::map<std::string, std::string>& to);
