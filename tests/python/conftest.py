@@ -18,6 +18,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "corpus"
+TEST_DEVICE = os.environ.get("KERNELOPT_TEST_DEVICE", "cpu")
 
 
 def _gpu_tier_runs() -> bool:
@@ -44,6 +45,27 @@ def engine_binary() -> str:
 @pytest.fixture(scope="session")
 def kernelopt_bin() -> str:
     return engine_binary()
+
+
+def candidate_manifest(kernelopt_bin, bundle, out, device=TEST_DEVICE) -> dict:
+    """`kernelopt candidates BUNDLE -o OUT` (on the test device unless given): the manifest of every candidate
+    the built-in coder proposes (none run)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    r = subprocess.run([kernelopt_bin, "candidates", str(bundle), "-o", str(out), "--device", device, "-q"],
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert r.returncode == 0, r.stderr
+    return json.loads((pathlib.Path(out) / "manifest.json").read_text())
+
+
+def verify_gates(kernelopt_bin, bundle, kernel, candidate, db, seeds=1, timeout=900, device=TEST_DEVICE) -> dict:
+    """`kernelopt verify --json` of one candidate file for `kernel` of `bundle` (on the test device unless
+    given), results in the database `db`: the gates by name."""
+    env = dict(os.environ, KERNELOPT_DB=str(db), PYTHONPATH=str(ROOT / "python"))
+    v = subprocess.run([kernelopt_bin, "verify", str(bundle), "--kernel", kernel, "--candidate", str(candidate),
+                        "--device", device, "--json", "-q", "--seeds", str(seeds)],
+                       capture_output=True, text=True, timeout=timeout, env=env)
+    assert v.stdout.strip(), v.stderr
+    return {g["gate"]: g for g in json.loads(v.stdout)["gates"]}
 
 
 def corpus_bundles():

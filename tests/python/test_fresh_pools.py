@@ -12,7 +12,7 @@ import random
 import subprocess
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, candidate_manifest, verify_gates
 
 SEEDS = [int(os.environ["KERNELOPT_FRESH_SEED"])] if os.environ.get("KERNELOPT_FRESH_SEED") else [1, 5, 8, 11, 13, 20, 23, 28, 58]
 
@@ -96,9 +96,8 @@ def test_a_freshly_drawn_pool_gets_the_separable_form_and_passes_the_gates(kerne
         # too): no Triton kernel, nothing for a generator to do.
         assert "torch.ops.aten." in (tmp_path / "b" / "module_0.py").read_text(), c
         return
-    r = run([kernelopt_bin, "candidates", tmp_path / "b", "-o", tmp_path / "c", "--device", "cpu", "-q"])
-    assert r.returncode == 0, r.stderr
-    (kernel,) = json.loads((tmp_path / "c" / "manifest.json").read_text())["kernels"]
+    # Captured for CPU tensors: the generator and the gates run on the CPU whatever the test device.
+    (kernel,) = candidate_manifest(kernelopt_bin, tmp_path / "b", tmp_path / "c", device="cpu")["kernels"]
     # Channels last: lanes own channels (loads coalesced across them), the taps run along the columns.
     prefix = "window separable, channels last:" if c["channels_last"] else "window separable:"
     separable = [x for x in kernel["candidates"] if x["description"].startswith(prefix)]
@@ -113,12 +112,8 @@ def test_a_freshly_drawn_pool_gets_the_separable_form_and_passes_the_gates(kerne
     op = "max" if c["kind"] == "max" else "sum"
     assert all(x["description"].startswith(f"{prefix} {op} of {c['k'][-1]} taps a row")
                for x in separable), (c, separable[0]["description"])
-    env = dict(os.environ, KERNELOPT_DB=str(tmp_path / "r.db"), PYTHONPATH=str(ROOT / "python"))
-    v = subprocess.run([kernelopt_bin, "verify", str(tmp_path / "b"), "--kernel", kernel["kernel"], "--candidate",
-                        str(tmp_path / "c" / separable[0]["file"]), "--device", "cpu", "--json", "-q", "--seeds", "1"],
-                       capture_output=True, text=True, timeout=900, env=env)
-    assert v.stdout.strip(), v.stderr
-    gates = {g["gate"]: g for g in json.loads(v.stdout)["gates"]}
+    gates = verify_gates(kernelopt_bin, tmp_path / "b", kernel["kernel"], tmp_path / "c" / separable[0]["file"],
+                         tmp_path / "r.db", device="cpu")
     assert [gates[g]["status"] for g in ("G1", "G2", "G3")] == ["passed"] * 3, (c, gates)
     runs = gates["G2"]["evidence"]["runs"]
     assert all(x["match"] for x in runs)

@@ -13,7 +13,7 @@ import os
 import subprocess
 
 import pytest
-from conftest import CORPUS, ROOT
+from conftest import CORPUS, ROOT, verify_gates
 
 DEVICE = os.environ.get("KERNELOPT_TEST_DEVICE", "cpu")
 ORIGIN = "pattern:axis_reduction"
@@ -31,13 +31,9 @@ def proposed(kernelopt_bin, bundle, tmp_path):
 
 
 def verify(kernelopt_bin, bundle, kernel, candidate, tmp_path):
-    env = dict(os.environ, KERNELOPT_DB=str(tmp_path / "r.db"), PYTHONPATH=str(ROOT / "python"))
-    v = subprocess.run([kernelopt_bin, "verify", str(bundle), "--kernel", kernel, "--candidate", str(candidate),
-                        "--device", DEVICE, "--json", "-q", "--seeds", "3"],
-                       capture_output=True, text=True, timeout=300, env=env)
-    assert v.stdout.strip(), v.stderr
-    gates = {g["gate"]: g["status"] for g in json.loads(v.stdout)["gates"]}
-    assert gates["G1"] == gates["G2"] == gates["G3"] == "passed", (candidate, gates)
+    gates = verify_gates(kernelopt_bin, bundle, kernel, candidate, tmp_path / "r.db", seeds=3, timeout=300)
+    status = {g: gates[g]["status"] for g in gates}
+    assert status["G1"] == status["G2"] == status["G3"] == "passed", (candidate, status)
 
 
 @pytest.mark.parametrize("name,kernels", [

@@ -5,30 +5,16 @@ dilated 3-D max, 2-D max and average), `kernelopt candidates` lists the generato
 launch config runs several programs of each, and the window values are combined by Inductor's own
 statements, so outputs are bit-equal). Kernels that are no windowed load are declined with the
 reason. No speed is claimed here: the H200 times them."""
-import json
 import re
-import os
-import subprocess
 
 import pytest
-from conftest import CORPUS, ROOT
-
-DEVICE = os.environ.get("KERNELOPT_TEST_DEVICE", "cpu")
-
-
-def candidates(kernelopt_bin, bundle, out):
-    """The manifest of every candidate the built-in coder proposes for `bundle` (none run)."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    r = subprocess.run([kernelopt_bin, "candidates", str(bundle), "-o", str(out), "--device", DEVICE, "-q"],
-                       capture_output=True, text=True, timeout=600, env=env)
-    assert r.returncode == 0, r.stderr
-    return json.loads((out / "manifest.json").read_text())
+from conftest import CORPUS, candidate_manifest, verify_gates
 
 
 @pytest.mark.parametrize("name", ["max_pool1d_dilated", "avg_pool1d_padded", "max_pool2d_rect_ceil",
                                   "max_pool3d_dilated", "max_pool2d", "avg_pool2d"])
 def test_every_window_instance_passes_the_gates_bit_equal(kernelopt_bin, tmp_path, name):
-    manifest = candidates(kernelopt_bin, CORPUS / name, tmp_path / "cands")
+    manifest = candidate_manifest(kernelopt_bin, CORPUS / name, tmp_path / "cands")
     (kernel,) = manifest["kernels"]
     window = [c for c in kernel["candidates"] if c["description"].startswith("window:")]
     assert 2 <= len(window) <= 8, kernel.get("declined")
@@ -45,13 +31,9 @@ def test_every_window_instance_passes_the_gates_bit_equal(kernelopt_bin, tmp_pat
         # The corpus's 32x32 pools take minutes per run in the interpreter: the first and last code shape
         # (4 outputs a lane with 4 rows walked, 8 with 8); max_pool2d_rect_ceil runs every shape of the 2-D walk.
         window = [window[0], window[-1]]
-    env = dict(os.environ, KERNELOPT_DB=str(tmp_path / "r.db"), PYTHONPATH=str(ROOT / "python"))
     for c in window:
-        v = subprocess.run([kernelopt_bin, "verify", str(CORPUS / name), "--kernel", kernel["kernel"],
-                            "--candidate", str(tmp_path / "cands" / c["file"]), "--device", DEVICE, "--json", "-q",
-                            "--seeds", "1"], capture_output=True, text=True, timeout=600, env=env)
-        assert v.stdout.strip(), v.stderr
-        gates = {g["gate"]: g for g in json.loads(v.stdout)["gates"]}
+        gates = verify_gates(kernelopt_bin, CORPUS / name, kernel["kernel"], tmp_path / "cands" / c["file"],
+                             tmp_path / "r.db", timeout=600)
         assert [gates[g]["status"] for g in ("G1", "G2", "G3")] == ["passed"] * 3, (c["description"], gates)
         assert all(r["match"] and r["max_rel"] == 0.0 for r in gates["G2"]["evidence"]["runs"]), c["description"]
 
@@ -60,28 +42,14 @@ def test_every_window_instance_passes_the_gates_bit_equal(kernelopt_bin, tmp_pat
 def test_a_big_window_inductor_wrote_as_a_reduction_passes_the_gates_bit_equal(kernelopt_bin, tmp_path, name):
     # 25- and 27-element max pools: Inductor's persistent reduction over the window, unrolled per r into
     # the pointwise form (window_unroll.cpp). One code shape (4 outputs a lane), at two launch configs.
-    manifest = candidates(kernelopt_bin, CORPUS / name, tmp_path / "cands")
+    manifest = candidate_manifest(kernelopt_bin, CORPUS / name, tmp_path / "cands")
     (kernel,) = manifest["kernels"]
     window = [c for c in kernel["candidates"] if c["description"].startswith("window:")]
     assert len(window) == 2 and all("4 outputs per lane" in c["description"] for c in window), kernel.get("declined")
-    env = dict(os.environ, KERNELOPT_DB=str(tmp_path / "r.db"), PYTHONPATH=str(ROOT / "python"))
-    v = subprocess.run([kernelopt_bin, "verify", str(CORPUS / name), "--kernel", kernel["kernel"],
-                        "--candidate", str(tmp_path / "cands" / window[0]["file"]), "--device", DEVICE, "--json", "-q",
-                        "--seeds", "1"], capture_output=True, text=True, timeout=900, env=env)
-    assert v.stdout.strip(), v.stderr
-    gates = {g["gate"]: g for g in json.loads(v.stdout)["gates"]}
+    gates = verify_gates(kernelopt_bin, CORPUS / name, kernel["kernel"], tmp_path / "cands" / window[0]["file"],
+                         tmp_path / "r.db")
     assert [gates[g]["status"] for g in ("G1", "G2", "G3")] == ["passed"] * 3, gates
     assert all(r["match"] and r["max_rel"] == 0.0 for r in gates["G2"]["evidence"]["runs"])
-
-
-def verify(kernelopt_bin, tmp_path, name, kernel, candidate):
-    """The gates' verdicts on `candidate` (a file) for `kernel` of corpus bundle `name`, in CPU mode."""
-    env = dict(os.environ, KERNELOPT_DB=str(tmp_path / "r.db"), PYTHONPATH=str(ROOT / "python"))
-    v = subprocess.run([kernelopt_bin, "verify", str(CORPUS / name), "--kernel", kernel, "--candidate", str(candidate),
-                        "--device", DEVICE, "--json", "-q", "--seeds", "1"], capture_output=True, text=True,
-                       timeout=900, env=env)
-    assert v.stdout.strip(), v.stderr
-    return {g["gate"]: g for g in json.loads(v.stdout)["gates"]}
 
 
 @pytest.mark.parametrize("name, op", [("max_pool2d_rect_ceil", "max"), ("max_pool3d_dilated", "max"),
@@ -92,13 +60,14 @@ def test_the_separable_form_passes_the_gates(kernelopt_bin, tmp_path, name, op):
     # loop (window_separable.h): a ceil_mode rectangle, a dilated 3-D pool, big windows Inductor wrote as
     # reductions (2-D and 3-D) and an average pool. Max is exact in any order (bit-equal); the average's
     # sum is reassociated, within G2's tolerance like any reordered reduction.
-    manifest = candidates(kernelopt_bin, CORPUS / name, tmp_path / "cands")
+    manifest = candidate_manifest(kernelopt_bin, CORPUS / name, tmp_path / "cands")
     (kernel,) = manifest["kernels"]
     separable = [c for c in kernel["candidates"] if c["description"].startswith("window separable:")]
     assert separable and all(f"{op} of " in c["description"] for c in separable), kernel.get("declined")
     first = next(c for c in kernel["candidates"] if c["origin"] == "pattern:window")
     assert first["description"] == separable[0]["description"]  # the generator's first proposal
-    gates = verify(kernelopt_bin, tmp_path, name, kernel["kernel"], tmp_path / "cands" / separable[0]["file"])
+    gates = verify_gates(kernelopt_bin, CORPUS / name, kernel["kernel"], tmp_path / "cands" / separable[0]["file"],
+                         tmp_path / "r.db")
     assert [gates[g]["status"] for g in ("G1", "G2", "G3")] == ["passed"] * 3, (separable[0]["description"], gates)
     runs = gates["G2"]["evidence"]["runs"]
     assert all(r["match"] for r in runs)
@@ -110,7 +79,7 @@ def test_the_separable_form_passes_the_gates(kernelopt_bin, tmp_path, name, op):
         assert "        h0_1 = h0_2\n" in src
         bad = tmp_path / "bad.py"
         bad.write_text(src.replace("        h0_1 = h0_2\n", "        h0_1 = h0_3\n"))
-        gates = verify(kernelopt_bin, tmp_path, name, kernel["kernel"], bad)
+        gates = verify_gates(kernelopt_bin, CORPUS / name, kernel["kernel"], bad, tmp_path / "r.db")
         assert gates["G1"]["status"] == "passed" and gates["G2"]["status"] == "failed", gates
 
 
@@ -120,7 +89,7 @@ def test_the_separable_form_passes_the_gates(kernelopt_bin, tmp_path, name, op):
     ("avg_pool2d_channels_last", "merged over two output dimensions"),
 ])
 def test_other_kernels_are_declined_with_the_reason(kernelopt_bin, tmp_path, name, reason):
-    manifest = candidates(kernelopt_bin, CORPUS / name, tmp_path / "cands")
+    manifest = candidate_manifest(kernelopt_bin, CORPUS / name, tmp_path / "cands")
     for kernel in manifest["kernels"]:
         assert not [c for c in kernel["candidates"] if c["origin"] == "pattern:window"], kernel["kernel"]
     declined = [d for k in manifest["kernels"] for d in k.get("declined", []) if d.startswith("pattern:window: ")]
