@@ -3,6 +3,7 @@
 // end-to-end gate (correctness evidence, "not_measured" timing on the CPU, a
 // wrong stitched module failing). The full cascade on hostile and honest
 // candidates is tests/python/test_error_suite.py.
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -125,6 +126,31 @@ TEST(CascadeRules, Float64RuleAllowsForTheBaselinesOwnRunToRunSpread) {
   EXPECT_TRUE(verify::model_verdict(reply(1.9e-7, 1.87e-7, 0.0), o, false).passed);  // within the slack
 }
 
+TEST(CascadeRules, Float64RuleAllowsTwoUnitsInTheLastPlaceOfTheOutputsDtype) {
+  // A mean over 4001 float32 values (H200): the baseline 1.5e-7 from float64 relative to the output's largest
+  // magnitude, a launch config's other summation order 2.8e-7: both a few units in the last place.
+  auto reply = [](double cand_err, double base_err, const char* dtype) {
+    auto one = [&](double rel) {
+      return json{{"outputs", json::array({json{{"max_rel", rel}, {"dtype", "float64"}, {"got_dtype", dtype}}})}};
+    };
+    json r = {{"ok", true}, {"vs_baseline", {{"ok", false}, {"outputs", json::array({json{{"max_rel", 3e-7}}})}}},
+              {"candidate_vs_fp64", one(cand_err)}, {"baseline_vs_fp64", one(base_err)}};
+    return worker::parse_run_module(r, true);
+  };
+  EXPECT_DOUBLE_EQ(verify::rounding_floor("float32"), std::ldexp(1.0, -22));
+  EXPECT_DOUBLE_EQ(verify::rounding_floor("bfloat16"), std::ldexp(1.0, -6));
+  EXPECT_DOUBLE_EQ(verify::rounding_floor("int64"), 0.0);
+  verify::CascadeOptions o;
+  verify::Verdict v = verify::model_verdict(reply(2.8e-7, 1.5e-7, "float32"), o, true);
+  EXPECT_TRUE(v.passed) << v.evidence.dump();
+  EXPECT_NEAR(v.evidence["allowed_max_rel"].get<double>(), 1.5e-7 + std::ldexp(1.0, -22), 1e-15);
+  EXPECT_DOUBLE_EQ(v.evidence["rounding_floor"].get<double>(), std::ldexp(1.0, -22));
+  // Beyond two units: an accuracy loss, not a reordering.
+  EXPECT_FALSE(verify::model_verdict(reply(4.2e-7, 1.5e-7, "float32"), o, true).passed);
+  // The same numbers for a float64 output: its floor is far below them, the slack decides.
+  EXPECT_FALSE(verify::model_verdict(reply(2.8e-7, 1.5e-7, "float64"), o, true).passed);
+}
+
 TEST(CascadeWorker, CompilesFindingAndEndToEndGate) {
   auto b = ir::load_bundle(kBundle);
   const ir::Kernel& k = b->graphs[0]->kernels.at(0);
@@ -157,7 +183,7 @@ TEST(CascadeWorker, CompilesFindingAndEndToEndGate) {
   EXPECT_EQ(failed.status, verify::GateStatus::failed) << failed.evidence.dump(2);
   EXPECT_EQ(failed.evidence["correctness"]["rule"],
             "float64 fallback: candidate error <= max(baseline error * slack, baseline error + the baseline's "
-            "run-to-run spread)");
+            "run-to-run spread, baseline error + two units in the last place of the output's dtype)");
   EXPECT_GT(failed.evidence["correctness"]["candidate_vs_fp64_max_rel"].get<double>(), 1e-2);
 
   // A stitched module that does not even load: a failed gate with the error, never an exception.

@@ -173,6 +173,12 @@ TEST(SearchCost, ACascadeIsEstimatedFromTheKernelsShareOfAModelRunOrWhatAnEarlie
   EXPECT_DOUBLE_EQ(search::cascade_seconds(c, 1000, std::nullopt),
                    (runs + 2) * 1000 * search::kInterpreterSecondsPerElement);
   EXPECT_GT(search::cascade_kernel_runs(5), search::cascade_kernel_runs(0));
+  // A GPU: a compile and two model runs, plus the gates' work per byte the kernel moves.
+  search::CostInputs g{.gpu = true, .model_run_s = 0.03, .model_elements = 1000, .seeds = 5};
+  EXPECT_DOUBLE_EQ(search::cascade_seconds(g, 1000, std::nullopt), 2.06);
+  EXPECT_NEAR(search::cascade_seconds(g, 1000, std::nullopt, 3e9), 2.06 + 3e9 * search::kGpuCascadeSecondsPerByte,
+              1e-9);
+  EXPECT_GT(search::cascade_seconds(g, 1000, std::nullopt, 3e9), 10.0);  // a 3 GB max pool's took 11.5 s
 }
 
 TEST(SearchCost, ALaunchIteratesTheProductOfItsLiteralNumelArguments) {
@@ -199,6 +205,79 @@ TEST(SearchGpuPath, NothingScreenedFasterMeansNoCascadeAndTheNoteCountsWhatWasLe
   EXPECT_NE(out.note.find("16 screened"), std::string::npos) << out.note;
   EXPECT_NE(out.note.find(std::to_string(left) + " not screened: the budget was spent"), std::string::npos)
       << out.note;
+}
+
+// The built-in coder's first two candidates for gelu_scale, one timed at 0.8 of the baseline and one that
+// compiles slowly (screen_last) timed at 0.5.
+struct OneSlowCompile : agents::Coder {
+  std::unique_ptr<agents::Coder> inner;
+  std::vector<agents::Candidate> propose(const agents::KernelProfile& k, const agents::Plan& p) override {
+    std::vector<agents::Candidate> all = inner->propose(k, p);
+    all.resize(2);
+    all[0].source += "# fake-ratio: 0.8\n";
+    all[1].source += "# fake-ratio: 0.5\n", all[1].screen_last = true;
+    return {all[1], all[0]};  // the slow one first: the search, not the coder's order, puts it last
+  }
+  agents::fusion::RegionPlan propose_region(const agents::RegionUnit& u) override { return inner->propose_region(u); }
+};
+
+TEST(SearchGpuPath, SlowCompilesAreScreenedAfterTheOthersBestHadItsCascadeAndUnderACompileLimit) {
+  TimedWorker w("late", 0.0);
+  auto b = testing::corpus("gelu_scale");
+  auto agents = agents::make_agents("builtin");
+  auto coder = std::make_unique<OneSlowCompile>();
+  coder->inner = std::move(agents.coder);
+  agents.coder = std::move(coder);
+  agents::KernelProfile k = gelu_profile(*w.sup, *b);
+  search::Cache cache{*w.db, {}};
+  search::SearchOptions o = gpu_options(600s);
+  search::KernelOutcome out = search::search_kernel(*w.sup, *b, agents, k, o, cache, [](const std::string&) {});
+
+  std::vector<std::string> ops;
+  std::vector<json> screens;
+  for (const json& r : w.requests()) {
+    if (ops.empty() || ops.back() != r["op"]) ops.push_back(r["op"]);
+    if (r["op"] == "screen") screens.push_back(r);
+  }
+  // The quick candidate screened and verified (G4 times it) before the slow one is even compiled.
+  EXPECT_EQ(ops, (std::vector<std::string>{"screen", "time_kernel", "screen", "time_kernel"}));
+  ASSERT_EQ(screens.size(), 2u);
+  EXPECT_TRUE(screens[0]["compile_limit_s"].is_null());
+  ASSERT_TRUE(screens[1]["compile_limit_s"].is_number());
+  // The slow compiles may take what is left of the budget less one cascade's estimate.
+  EXPECT_GT(screens[1]["compile_limit_s"].get<double>(), 500.0);
+  EXPECT_LT(screens[1]["compile_limit_s"].get<double>(), 600.0);
+  // It screened faster than the one chosen, so it got its cascade and replaced it.
+  ASSERT_TRUE(out.chosen.has_value()) << out.note;
+  EXPECT_TRUE(out.candidates[*out.chosen].candidate.screen_last);
+  EXPECT_NEAR(*out.speedup, 2.0, 1e-9);
+  size_t cascades = 0;
+  for (const auto& c : out.candidates) cascades += c.result.has_value();
+  EXPECT_EQ(cascades, 2u);
+}
+
+TEST(SearchGpuPath, SlowCompilesAreNotScreenedWhenTheBudgetLeftIsOneCascade) {
+  TimedWorker w("late_spent", 0.0);
+  auto b = testing::corpus("gelu_scale");
+  auto agents = agents::make_agents("builtin");
+  auto coder = std::make_unique<OneSlowCompile>();
+  coder->inner = std::move(agents.coder);
+  agents.coder = std::move(coder);
+  agents::KernelProfile k = gelu_profile(*w.sup, *b);
+  search::Cache cache{*w.db, {}};
+  search::SearchOptions o = gpu_options(1500ms);
+  o.cost.gpu = true;  // a cascade's estimate is then 2 s and more: nothing left for the slow compiles
+  o.first_cascade_always = true;
+  search::KernelOutcome out = search::search_kernel(*w.sup, *b, agents, k, o, cache, [](const std::string&) {});
+  size_t screens = 0;
+  for (const json& r : w.requests()) screens += r["op"] == "screen";
+  EXPECT_EQ(screens, 1u);
+  const search::CandidateRecord* slow = nullptr;
+  for (const auto& c : out.candidates)
+    if (c.candidate.screen_last) slow = &c;
+  ASSERT_NE(slow, nullptr);
+  EXPECT_EQ(slow->screen_error, "not screened: the budget was spent");
+  EXPECT_FALSE(slow->result.has_value());
 }
 
 }  // namespace

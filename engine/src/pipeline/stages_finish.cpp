@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "pipeline/stages.h"
+#include "verify/rules.h"
 #include "util/error.h"
 #include "verify/end_to_end.h"
 
@@ -46,8 +47,9 @@ search::SearchOptions search_options(const Job& job) {
                                             job.hello["versions"].value("triton", "?"));
   // A cached verdict holds only for the same gates: seeds, gamma and tolerances are part of the key,
   // and so is kernelopt's version (another release may judge the same candidate by other rules).
-  so.cache_prefix += fmt::format("|kernelopt={}|seeds={}|gamma={}|tol={}", KOPT_VERSION, so.cascade.seeds,
-                                 so.cascade.gamma, so.cascade.tol.to_json().dump());
+  so.cache_prefix += fmt::format("|kernelopt={}|rules={}|seeds={}|gamma={}|tol={}", KOPT_VERSION,
+                                 verify::kRulesRevision, so.cascade.seeds, so.cascade.gamma,
+                                 so.cascade.tol.to_json().dump());
   // G3 with the kept kernels pinned is another gate than G3 with them autotuning again; the pins'
   // values are not in the key (each worker autotunes afresh), the end-to-end gate checks the final module.
   if (!so.cascade.pins.empty()) so.cache_prefix += "|pinned";

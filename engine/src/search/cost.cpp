@@ -43,12 +43,14 @@ double cascade_kernel_runs(int seeds) {
   return 6 + 3.0 * (1 + std::max(0, seeds));
 }
 
-double cascade_seconds(const CostInputs& c, double kernel_elements, std::optional<double> earlier_s) {
+double cascade_seconds(const CostInputs& c, double kernel_elements, std::optional<double> earlier_s,
+                       double kernel_bytes) {
   double model_s = c.model_run_s > 0 ? c.model_run_s : (c.gpu ? 0 : c.model_elements * kInterpreterSecondsPerElement);
   // The kernel's share of a model run; all of it when the sizes are not literal.
   double share = c.model_elements > 0 && kernel_elements > 0 ? std::min(1.0, kernel_elements / c.model_elements) : 1.0;
   // On a GPU the runs take milliseconds; a compile of the candidate (one to a few seconds) dominates.
-  double s = c.gpu ? 2.0 + 2 * model_s : cascade_kernel_runs(c.seeds) * share * model_s + 2 * model_s;
+  double s = c.gpu ? 2.0 + 2 * model_s + kGpuCascadeSecondsPerByte * kernel_bytes
+                   : cascade_kernel_runs(c.seeds) * share * model_s + 2 * model_s;
   return std::max(s, earlier_s.value_or(0));
 }
 

@@ -48,10 +48,17 @@ struct CostInputs {
   int seeds = 5;
 };
 
-// Seconds one cascade of a candidate for a kernel iterating `kernel_elements` will take: G2's kernel runs at
-// the kernel's share of a model run plus G3's two model runs (GPU: G3's runs plus a compile, the timed
-// repetitions being short), and never less than `earlier_s`, what a cascade of this kernel took before.
-double cascade_seconds(const CostInputs& c, double kernel_elements, std::optional<double> earlier_s);
+// GPU: what a cascade spends per byte its kernel moves, beside the compile: G2's seeded draws and comparisons
+// and G3's float64 references and slices. Measured on the H200 (session 24): 9.5 s of an 11.5 s cascade for a
+// max pool moving 2.9 GB, where the estimate without it (a compile and two model runs) said 2.1 s.
+inline constexpr double kGpuCascadeSecondsPerByte = 3.5e-9;
+
+// Seconds one cascade of a candidate for a kernel iterating `kernel_elements` (and moving `kernel_bytes`) will
+// take: G2's kernel runs at the kernel's share of a model run plus G3's two model runs (GPU: G3's runs, a
+// compile and the gates' work per byte, the timed repetitions being short), and never less than `earlier_s`,
+// what a cascade of this kernel took before.
+double cascade_seconds(const CostInputs& c, double kernel_elements, std::optional<double> earlier_s,
+                       double kernel_bytes = 0);
 
 // Seconds the end-to-end gate will take: the search stops this much before the budget's end.
 double end_to_end_seconds(const CostInputs& c);

@@ -60,7 +60,13 @@ class KernelSearch {
     // Screening stops at three quarters of the time left, so that the fastest candidate it found
     // still gets its cascade within the budget. A cascade starts only when its estimate fits in what is
     // left (search/cost.h); the first of a kernel also when the user asked for cascades (--max-cascades).
-    std::vector<size_t> order = screen(all_indices(), t0 + (o_.deadline - t0) * 3 / 4);
+    // On a GPU the candidates that compile for tens of seconds (Candidate::screen_last) are screened only
+    // after the others' best has had its cascade: one batch of them took the whole budget that a launch
+    // config 7.9x faster than the baseline needed for its cascade (max_pool2d k7, session 24).
+    std::vector<size_t> first, late;
+    for (size_t i = 0; i < out_.candidates.size(); ++i)
+      (o_.gpu && out_.candidates[i].candidate.screen_last ? late : first).push_back(i);
+    std::vector<size_t> order = screen(first, t0 + (o_.deadline - t0) * 3 / 4);
     earlier_s_ = earlier_cascade_s();
     size_t cascades = 0;
     for (size_t i : order) {
@@ -74,6 +80,7 @@ class KernelSearch {
         if (j != SIZE_MAX && cascades < o_.max_cascades && may_start(j, false)) ++cascades, verify(j);
       }
     }
+    if (!late.empty() && !out_of_time() && !near_floor()) verify_late(late, cascades);
     for (size_t r = 0; o_.gpu && out_.chosen && r < o_.tune_rounds && !out_of_time() && !near_floor(); ++r) {
       std::vector<std::string> tried;
       for (const auto& c : out_.candidates) tried.push_back(c.hash);
@@ -100,6 +107,33 @@ class KernelSearch {
   void say(const std::string& what) { progress_(fmt::format("{}: {}", out_.profile.kernel->name, what)); }
   bool out_of_time() const { return Clock::now() >= o_.deadline; }
 
+  // The slow-compiling candidates, screened in what is left after a cascade's worth of time is kept back
+  // (their compiles are cut off there: the worker's compile limit), and the fastest of them verified when it
+  // screened faster than the candidate already chosen.
+  void verify_late(const std::vector<size_t>& late, size_t& cascades) {
+    double est = cascade_estimate();
+    Clock::time_point until = o_.deadline - std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(est));
+    if (Clock::now() >= until) {
+      for (size_t i : late) out_.candidates[i].screen_error = "not screened: the budget was spent";
+      say(fmt::format("{} slow-compiling candidate(s) not screened: the budget left keeps {} for a cascade",
+                      late.size(), seconds_text(est)));
+      return;
+    }
+    std::vector<size_t> ranked = screen(late, until, until);
+    double best = out_.chosen ? out_.candidates[*out_.chosen].screen_ratio.value_or(1.0) : 1.0;
+    for (size_t i : ranked) {
+      if (*out_.candidates[i].screen_ratio >= best || cascades >= o_.max_cascades) break;
+      if (!may_start(i, cascades == 0)) break;
+      ++cascades;
+      if (verify(i)) break;
+    }
+  }
+  double cascade_estimate() const {
+    return cascade_seconds(o_.cost, kernel_elements(*b_.graphs.at(graph_), *out_.profile.kernel), earlier_s_,
+                           static_cast<double>(out_.profile.cost.bytes()));
+  }
+
   // Whether candidate i's cascade may start: not after an interrupt; otherwise when its estimate fits in the
   // time left, or it is the kernel's first and the user asked for cascades. A candidate refused records why,
   // and so does the kernel when none of its candidates got a cascade.
@@ -109,7 +143,7 @@ class KernelSearch {
       rec.not_run = "not run: the job was interrupted";
       return false;
     }
-    double est = cascade_seconds(o_.cost, kernel_elements(*b_.graphs.at(graph_), *out_.profile.kernel), earlier_s_);
+    double est = cascade_estimate();
     double left = std::chrono::duration<double>(o_.deadline - Clock::now()).count();
     if (est <= left) return true;
     if (first && o_.first_cascade_always) {
@@ -157,7 +191,8 @@ class KernelSearch {
   // Times the candidates briefly against the original (GPU) and returns the ones worth a
   // cascade, fastest first; no batch starts at `until` or later (nor past the budget). CPU mode:
   // nothing is timed; the coder's order stands.
-  std::vector<size_t> screen(const std::vector<size_t>& idx, Clock::time_point until) {
+  std::vector<size_t> screen(const std::vector<size_t>& idx, Clock::time_point until,
+                             std::optional<Clock::time_point> compile_until = std::nullopt) {
     if (!o_.gpu) return idx;
     std::vector<size_t> todo;
     for (size_t i : idx) {
@@ -178,7 +213,9 @@ class KernelSearch {
         for (size_t i : batch) out_.candidates[i].screen_error = "not screened: the budget was spent";
         continue;
       }
-      screen_batch(batch);
+      std::optional<double> limit;
+      if (compile_until) limit = std::max(0.0, std::chrono::duration<double>(*compile_until - Clock::now()).count());
+      screen_batch(batch, limit);
     }
     std::vector<size_t> ranked;
     for (size_t i : idx) {
@@ -193,7 +230,7 @@ class KernelSearch {
     return ranked;
   }
 
-  void screen_batch(const std::vector<size_t>& todo) {
+  void screen_batch(const std::vector<size_t>& todo, std::optional<double> compile_limit_s) {
     std::vector<std::string> sources;
     for (size_t i : todo) sources.push_back(out_.candidates[i].candidate.source);
     auto t0 = Clock::now();
@@ -201,7 +238,8 @@ class KernelSearch {
                             {.at = {b_.dir, graph_, out_.profile.kernel->name},
                              .sources = sources,
                              .reps = o_.screen_reps,
-                             .poison = verify::pure_output_args(*out_.profile.kernel)},
+                             .poison = verify::pure_output_args(*out_.profile.kernel),
+                             .compile_limit_s = compile_limit_s},
                             o_.cascade.timeout);
     if (!r.ok) {
       std::string why = "screening failed: " + r.raw.value("error", "?").substr(0, 200);
@@ -222,6 +260,8 @@ class KernelSearch {
       json stored;
       if (c.ok) rec.screen_ratio = c.median_ms / r.baseline_median_ms, stored["ratio"] = *rec.screen_ratio;
       else rec.screen_error = c.error, stored["error"] = rec.screen_error;
+      // A compile cut off by the budget says nothing of the candidate: the next job screens it again.
+      if (rec.screen_error.rfind("not screened", 0) == 0) continue;
       std::lock_guard lock(cache_.mu);
       cache_.db.add_record("screen", cache_key(rec.hash), stored);
     }

@@ -24,9 +24,19 @@ struct Verdict {
   nlohmann::json evidence;
 };
 
+// Revised whenever a gate's rule changes: part of the results cache's key, so that no verdict reached under
+// another rule is reused (2: the float64 rule's rounding floor).
+inline constexpr int kRulesRevision = 2;
+
+// Two units in the last place of a floating dtype, relative to a magnitude (float32: 2^-22): below this
+// a largest error against float64, taken relative to the output's largest magnitude, cannot tell two
+// summation orders apart. 0 for a dtype not named (no floor).
+double rounding_floor(const std::string& dtype);
+
 // A run_module reply (with fp64) judged: within tolerance of the baseline, or else no less
-// accurate than the baseline against float64 (times o.fp64_slack, or plus the baseline's own
-// run-to-run spread, whichever is larger), NaN/Inf positions matching.
+// accurate than the baseline against float64 (times o.fp64_slack, plus the baseline's own
+// run-to-run spread, or plus the outputs' rounding floor, whichever is largest), NaN/Inf positions
+// matching.
 // `fp64_only`: the float64 rule decides even when the outputs are within tolerance of the baseline.
 Verdict model_verdict(const worker::RunModuleReply& r, const CascadeOptions& o, bool fp64_only = false);
 

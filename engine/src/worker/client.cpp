@@ -65,6 +65,7 @@ json ScreenRequest::to_json() const {
   j["sources"] = sources;
   j["reps"] = reps;
   j["poison"] = poison;
+  if (compile_limit_s) j["compile_limit_s"] = *compile_limit_s;
   return j;
 }
 

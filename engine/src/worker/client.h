@@ -89,6 +89,9 @@ struct ScreenRequest {
   std::vector<std::string> sources{};
   int reps = 10;
   std::vector<size_t> poison{};
+  // Seconds the compiles may take: a source still compiling then is a record ("not screened"), so a batch of
+  // slow compiles cannot run past the budget. Unset: wait for every compile.
+  std::optional<double> compile_limit_s{};
   nlohmann::json to_json() const;
 };
 

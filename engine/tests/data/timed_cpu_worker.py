@@ -6,7 +6,7 @@ A candidate's time is the baseline's times a ratio fixed by its source: `# fake-
 when present, else one from the source's hash in [0.6, 1.4). `time_module` (a region's G4, the
 end-to-end gate) answers only for modules carrying `# fake-ratio: R` (the product of those found) and is
 the real op otherwise, which measures nothing in CPU mode. Env: FAKE_SCREEN_SLEEP (seconds each screen
-request takes), FAKE_LOG (a file that gets one JSON line per timing request: op and number of sources).
+request takes), FAKE_LOG (a file that gets one JSON line per timing request: op, number of sources, a screen's compile limit).
 """
 import hashlib
 import json
@@ -47,7 +47,7 @@ def register() -> None:
 
     @op("screen")
     def screen(req):
-        log({"op": "screen", "sources": len(req["sources"])})
+        log({"op": "screen", "sources": len(req["sources"]), "compile_limit_s": req.get("compile_limit_s")})
         time.sleep(float(os.environ.get("FAKE_SCREEN_SLEEP", "0")))
         return {"measured": True, "baseline": summary(BASE_MS),
                 "candidates": [{"ok": True, **summary(BASE_MS * ratio(s))} for s in req["sources"]],

@@ -61,6 +61,8 @@ def compare_tensor(got: torch.Tensor, want: torch.Tensor, tols: Tolerances | Non
     is a maximum, a conjunction or an elementwise test, so the verdict and every reported number
     are the same whatever the slicing."""
     out = {"shape": list(want.shape), "dtype": str(want.dtype).removeprefix("torch.")}
+    if got.dtype != want.dtype:  # against a float64 reference: the output's own precision (G3's rounding floor)
+        out["got_dtype"] = str(got.dtype).removeprefix("torch.")
     dtype_ok = got.dtype == want.dtype or (promote and want.dtype == torch.float64 and got.is_floating_point())
     if got.shape != want.shape or not dtype_ok:
         out.update(ok=False, reason=f"got {list(got.shape)} {got.dtype}, want {list(want.shape)} {want.dtype}")

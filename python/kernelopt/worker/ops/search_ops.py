@@ -10,6 +10,7 @@ ranking, not a verdict: a screened time proves nothing until G4 measures it.
 
 from __future__ import annotations
 
+import concurrent.futures
 import time
 from typing import Any
 
@@ -20,9 +21,15 @@ from .bundle_ops import run_baseline
 from .gpu_ops import require_gpu, restore_and_poison
 
 
-def _compile_all(name: str, sources: list[str], device: str) -> list[tuple[Any, str | None]]:
+def _compile_all(name: str, sources: list[str], device: str,
+                 limit_s: float | None = None) -> list[tuple[Any, str | None]]:
+    """Each source's compiled kernel or its one-line error. With `limit_s`, a source whose compile in the pool
+    has not finished that many seconds after the start is a record too: the pool finishes it in the
+    background, and the search's budget is not spent waiting (big unrolled windows compile for tens of
+    seconds)."""
     from torch._inductor.async_compile import AsyncCompile, get_compile_threads
 
+    t0 = time.perf_counter()
     # Wait for the compile pool the worker started (process_ops._start_compile_pool): until it answers,
     # AsyncCompile compiles each candidate here, in turn.
     if get_compile_threads() > 1 and hasattr(AsyncCompile, "wait_pool_ready"):
@@ -42,6 +49,16 @@ def _compile_all(name: str, sources: list[str], device: str) -> list[tuple[Any, 
         if isinstance(p, Exception):
             out.append((None, _one_line(p)))
             continue
+        future = getattr(p, "future", None)  # the pool's concurrent.futures.Future, where there is one
+        if limit_s is not None and future is not None:
+            left = limit_s - (time.perf_counter() - t0)
+            try:
+                future.result(timeout=max(0.0, left))
+            except concurrent.futures.TimeoutError:
+                out.append((None, f"not screened: its compile took more than the {limit_s:.1f} s the budget left"))
+                continue
+            except Exception:  # noqa: BLE001 - the compile's own error: reported by result_fn below
+                pass
         try:
             kernel = p.result() if not hasattr(p, "run") and hasattr(p, "result") else p
             out.append((kernel, None))
@@ -57,7 +74,8 @@ def _one_line(e: BaseException) -> str:
 
 @op("screen")
 def screen(req: dict) -> dict:
-    """{bundle, graph, kernel, launch, sources, reps, poison} -> the baseline's and each source's times."""
+    """{bundle, graph, kernel, launch, sources, reps, poison, compile_limit_s?} -> the baseline's and each
+    source's times."""
     state = get_bundle(req)
     if (skip := require_gpu(state)) is not None:
         return skip
@@ -68,7 +86,7 @@ def screen(req: dict) -> dict:
     rec = state.launch(req.get("graph", 0), req["kernel"], req.get("launch", 0))
     name = state.kernel_name(rec.graph, rec.kernel)
     t0 = time.perf_counter()
-    compiled = _compile_all(name, list(req["sources"]), state.device)
+    compiled = _compile_all(name, list(req["sources"]), state.device, req.get("compile_limit_s"))
     t_compile = time.perf_counter() - t0
     # Screening ranks, G4 decides. One set of buffers shared by every candidate (memory stays
     # bounded for large kernels), restored to the recorded inputs and with pure outputs poisoned
