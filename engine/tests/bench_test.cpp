@@ -238,6 +238,18 @@ TEST(BenchRow, ModuleFloorTakesEachKernelsExcessOverItsFloor) {
   EXPECT_FALSE(kopt::pipeline::module_floor_ms(json{{"kernels", json::array()}}, 1.0).has_value());
 }
 
+TEST(BenchRow, ModuleFloorCarriesTheProfilersExcessIntoTheBenchsTimeInProportion) {
+  // A max pool (H200): 13.353 ms timed alone by the profiler, floor 0.689 ms; the module 13.092 ms in the bench.
+  json report = {{"kernels", {{{"name", "pool"}, {"baseline_ms", 13.353}, {"floor_ms", 0.689}}}},
+                 {"module", {{"triton_ms", 13.353}, {"vendor_ms", 0.0}}}};
+  auto f = kopt::pipeline::module_floor_ms(report, 13.092);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NEAR(*f, 0.689 * 13.092 / 13.353, 1e-9);  // not 13.092 - (13.353 - 0.689) = 0.428
+  // With a vendor call beside it, only the Triton kernel's share of the excess goes.
+  report["module"]["vendor_ms"] = 2.0;
+  EXPECT_NEAR(*kopt::pipeline::module_floor_ms(report, 15.353), 15.353 - (13.353 - 0.689), 1e-9);
+}
+
 TEST(BenchRow, ModuleFloorCountsARegionAtItsOnePassFloor) {
   // A flip kernel and a scan (each at its own floor of 1.0 ms: 2.0 ms together) whose region moves
   // its input once and its output once (1.0 ms): the module's floor is what fusion can reach.

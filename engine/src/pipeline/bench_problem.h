@@ -57,8 +57,10 @@ nlohmann::json bench_object(const std::string& suite, const nlohmann::json& sett
 // `compiled_ms` less each profiled kernel's time above its floor (baseline_ms - floor_ms, both per
 // run, all of the kernel's calls) from the job's report.json — and, for a region of two kernels or
 // more whose kernels run in no other region, the region's time above its one-pass floor instead
-// (issue 26: the floor fusion can reach). nullopt when the report has no floors, or the kernels'
-// isolated times add up to more than the module's (the estimate would be meaningless).
+// (issue 26: the floor fusion can reach). The excess is the profiler's (kernels timed alone), carried into
+// `compiled_ms` in proportion to the report's module.triton_ms + vendor_ms where the report has them.
+// nullopt when the report has no floors, or the kernels' isolated times add up to more than the module's
+// (the estimate would be meaningless).
 std::optional<double> module_floor_ms(const nlohmann::json& report, double compiled_ms);
 
 // A failure's kind from its message: import, compile, oom, timeout, crash or error.
