@@ -225,8 +225,9 @@ class Writer {
   int64_t units() const { return tiles_.units; }
 
   std::string entry(const ir::Kernel& ker) const {
-    std::string s = tiles_.head(
-        ker, ring_comment("", c_, ring_, t_.rh, fmt::format("{} outputs per lane", t_.v)));
+    std::string s = tiles_.head(ker, ring_comment("", c_, ring_, t_.rh,
+                                                  fmt::format("{} outputs per lane{}", t_.v,
+                                                              t_.interleave && t_.v > 1 ? fmt::format(", {} apart", t_.c) : "")));
     return s + walk_rows(w_, c_, ring_, t_.rh, tiles_.output("oh", "        "),
                          [&](size_t plane, int64_t p, const std::string& oh, const std::string& name,
                              const std::string& ind) { return row_value(plane, p, oh, name, ind); });
@@ -243,7 +244,8 @@ class Writer {
       names.push_back(fmt::format("{}_t{}", name, t));
       taps.push_back(names.back() + c_.to);
     }
-    return tiles_.load_row(row, names, name, oh, ind) + combine_all(c_.op, taps, name, ind);
+    return (t_.interleave ? tiles_.load_taps(row, names, name, oh, ind) : tiles_.load_row(row, names, name, oh, ind)) +
+           combine_all(c_.op, taps, name, ind);
   }
 
   const Window& w_;
@@ -336,6 +338,14 @@ int64_t lanes_per_row(int64_t radix, int64_t v, int64_t threads) {
   return best;
 }
 
+// Interleaved lanes per tile row: the widest power of two up to a warp (its loads coalesce across the row's
+// lanes) that pads the output row by at most an eighth, else the least padding.
+int64_t interleaved_lanes(int64_t radix, int64_t v, int64_t threads) {
+  for (int64_t c = std::min<int64_t>(32, threads); c >= 2; c /= 2)
+    if (8 * (cdiv(radix, c * v) * c * v - radix) <= radix) return c;
+  return lanes_per_row(radix, v, std::min<int64_t>(32, threads));
+}
+
 }  // namespace
 
 std::vector<Candidate> separable(const KernelProfile& k, const Window& w, std::string* why_not) {
@@ -375,18 +385,28 @@ std::vector<Candidate> separable(const KernelProfile& k, const Window& w, std::s
     return templates::decline(why_not, "the windows of consecutive output rows share no input row");
   const ir::Kernel& ker = *k.kernel;
   std::vector<Candidate> out;
-  // Column tiles: four outputs a lane, then eight. Channels last: four channels a lane, then two (few
-  // channels leave lanes idle). 16 then 64 output rows walked (a ring's first rows are read once per
-  // walk). Carried values stay in registers: at most 96 a thread.
-  for (int64_t v : w.channels_inner ? std::vector<int64_t>{4, 2} : std::vector<int64_t>{4, 8}) {
-    if (!w.channels_inner && next_pow2(v * d0.stride) > 32) continue;
+  // Interleaved lanes (a lane's outputs a tile row apart: every tap's load coalesced across the lanes) with
+  // one then two outputs a lane; column tiles with four outputs a lane (the positions neighbouring outputs
+  // share read once: on the H200 their loads, 4 * stride positions apart between lanes, ran 2.5x slower than
+  // a launch config of Inductor's own kernel on a 7x7 stride-3 pool). Channels last: four channels a lane,
+  // then two (few channels leave lanes idle). 16 then 64 output rows walked (a ring's first rows are read
+  // once per walk). Carried values stay in registers: at most 96 a thread.
+  struct Layout {
+    int64_t v;
+    bool interleave;
+  };
+  std::vector<Layout> layouts = w.channels_inner ? std::vector<Layout>{{4, false}, {2, false}}
+                                                 : std::vector<Layout>{{1, true}, {2, true}, {4, false}};
+  for (const auto& [v, interleave] : layouts) {
+    if (!w.channels_inner && !interleave && next_pow2(v * d0.stride) > 32) continue;
     if (v > next_pow2(d0.radix) || int64_t(ring.carried.size() * ring.planes.size()) * v > 96) continue;
     std::set<int64_t> walked;
     for (int64_t rh : {16, 64}) walked.insert(std::min(rh, dw.radix));
     for (int64_t rh : walked) {
       const int warps = 4;
-      const int64_t threads = 32 * warps, lanes = lanes_per_row(d0.radix, v, threads);
-      Tiling t{v, lanes, threads / lanes, rh, warps};
+      const int64_t threads = 32 * warps;
+      const int64_t lanes = interleave ? interleaved_lanes(d0.radix, v, threads) : lanes_per_row(d0.radix, v, threads);
+      Tiling t{v, lanes, threads / lanes, rh, warps, interleave};
       std::string entry;
       int64_t units = 0;
       if (w.channels_inner) {
@@ -402,11 +422,11 @@ std::vector<Candidate> separable(const KernelProfile& k, const Window& w, std::s
       json config = {{"XBLOCK", xblock}, {"num_warps", warps}, {"num_stages", 1}};
       Candidate cand = templates::instance(
           ker, "pooling", templates::replace_entry(ker, entry), config,
-          fmt::format("window separable{}: {} of {} taps a row, then {} rows; {} {} per lane, {} lanes x {} tile "
+          fmt::format("window separable{}: {} of {} taps a row, then {} rows; {} {} per lane{}, {} lanes x {} tile "
                       "rows per program, {} output rows walked, num_warps={}",
                       w.channels_inner ? ", channels last" : "", c->op, ring.taps.size(),
-                      ring.rows.size() * ring.planes.size(), v, w.channels_inner ? "channels" : "outputs", t.c, t.g,
-                      rh, warps));
+                      ring.rows.size() * ring.planes.size(), v, w.channels_inner ? "channels" : "outputs",
+                      interleave ? (v > 1 ? fmt::format(" {} apart", t.c) : " (interleaved)") : "", t.c, t.g, rh, warps));
       cand.origin = "pattern:window";
       out.push_back(std::move(cand));
     }

@@ -56,9 +56,14 @@ std::string Tiles::head(const ir::Kernel& ker, const std::string& comment) const
   s += fmt::format("    unit = tl.program_id(0){} * {} + r // {}\n", w_.wide ? ".to(tl.int64)" : "", t_.g, t_.c);
   s += fmt::format("    live = unit < {}\n", units);
   s += fmt::format("    outer = unit // {}\n", rowc * colb);
-  s += fmt::format("    lane = (unit % {}) * {} + (r % {}) * {}\n", colb, t_.c * t_.v, t_.c, t_.v);
-  s += fmt::format("    ow = lane + tl.arange(0, {})[None, :]\n", t_.v);
-  s += fmt::format("    cols = tl.arange(0, {})[None, :]\n", tw);
+  if (t_.interleave) {
+    s += fmt::format("    lane = (unit % {}) * {} + r % {}\n", colb, t_.c * t_.v, t_.c);
+    s += fmt::format("    ow = lane + {} * tl.arange(0, {})[None, :]\n", t_.c, t_.v);
+  } else {
+    s += fmt::format("    lane = (unit % {}) * {} + (r % {}) * {}\n", colb, t_.c * t_.v, t_.c, t_.v);
+    s += fmt::format("    ow = lane + tl.arange(0, {})[None, :]\n", t_.v);
+    s += fmt::format("    cols = tl.arange(0, {})[None, :]\n", tw);
+  }
   // The outer digits' part of each row's address, and their window coordinates' bounds.
   std::vector<std::string> base;
   s += outer_digits(w_, walk ? 2 : 1, span, &base);
@@ -74,17 +79,37 @@ std::string Tiles::output(const std::string& oh, const std::string& ind) const {
                      span, oh, radix, w_.digits[1].radix);
 }
 
+// The row's pointer and bounds, which both row readers start with: `ok_<tag>` (the lanes live, the row inside
+// the input along every digit but the innermost) and `p_<tag>` (the row's first element).
+static std::string row_head(const Window& w, bool walk, const std::vector<WindowLoad>& row, const std::string& tag,
+                            const std::string& oh, const std::string& ind) {
+  const WindowLoad& first = row.front();
+  std::vector<std::string> ok = {"live"};
+  for (std::string& b : row_bounds(w, 1, walk ? 1 : size_t(-1), oh, first)) ok.push_back(std::move(b));
+  std::string addr = "rowbase";
+  if (walk && w.digits[1].coef) addr += fmt::format(" + {} * {}", w.digits[1].coef, oh);
+  addr += fmt::format(" + {}", first.constant - first.offset[0]);
+  return fmt::format("{}ok_{} = {}\n{}p_{} = {} + ({})\n", ind, tag, fmt::join(ok, " & "), ind, tag, w.ptr, addr);
+}
+
+std::string Tiles::load_taps(const std::vector<WindowLoad>& row, const std::vector<std::string>& names,
+                             const std::string& tag, const std::string& oh, const std::string& ind) const {
+  const WindowDigit& d0 = w_.digits[0];
+  const std::string other = w_.other.empty() ? "0.0" : w_.other;
+  std::string s = row_head(w_, walk, row, tag, oh, ind);
+  for (size_t i = 0; i < row.size(); ++i) {
+    std::string col = fmt::format("{} * ow + {}", d0.stride, row[i].offset[0]);
+    s += fmt::format("{}{} = tl.load(p_{} + ({}), ok_{} & ({} >= 0) & ({} < {}), other={})\n", ind, names[i], tag, col,
+                     tag, col, col, d0.extent, other);
+  }
+  return s;
+}
+
 std::string Tiles::load_row(const std::vector<WindowLoad>& row, const std::vector<std::string>& names,
                             const std::string& tag, const std::string& oh, const std::string& ind) const {
   const WindowDigit& d0 = w_.digits[0];
   const int64_t gc = t_.g * t_.c;
-  const WindowLoad& first = row.front();
-  std::vector<std::string> ok = {"live"};
-  for (std::string& b : row_bounds(w_, 1, walk ? 1 : size_t(-1), oh, first)) ok.push_back(std::move(b));
-  std::string addr = "rowbase";
-  if (walk && w_.digits[1].coef) addr += fmt::format(" + {} * {}", w_.digits[1].coef, oh);
-  addr += fmt::format(" + {}", first.constant - first.offset[0]);
-  std::string s = fmt::format("{}ok_{} = {}\n{}p_{} = {} + ({})\n", ind, tag, fmt::join(ok, " & "), ind, tag, w_.ptr, addr);
+  std::string s = row_head(w_, walk, row, tag, oh, ind);
   // Which tile and column hold output v's element at offset `off` along the innermost digit.
   auto place = [&](int64_t v, int64_t off) {
     int64_t rel = v * d0.stride + off, m = floordiv(rel, vs);

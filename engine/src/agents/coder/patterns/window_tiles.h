@@ -30,6 +30,11 @@ std::vector<std::string> row_bounds(const Window& w, size_t from, size_t walk, c
 struct Tiling {
   int64_t v, c, g, rh;
   int warps;
+  // A lane's V outputs C apart instead of consecutive: the C lanes of a tile row own consecutive output
+  // columns, so each tap's load is coalesced across them (stride * 2-4 bytes apart), where consecutive
+  // outputs put a lane's neighbour V * stride positions away (a 7-tap stride-3 bf16 pool: 24 bytes, six
+  // 128-byte lines a warp's load). Rows are then read one load per tap (load_taps), no column tiles.
+  bool interleave = false;
 };
 
 class Tiles {
@@ -50,6 +55,11 @@ class Tiles {
   // row's temporaries.
   std::string load_row(const std::vector<WindowLoad>& row, const std::vector<std::string>& names,
                        const std::string& tag, const std::string& oh, const std::string& ind) const;
+
+  // Lines that read one input row into names[i] = the [G * C, V] values of row[i], one load per tap at the
+  // lanes' own output columns (the interleaved layout; the same contract as load_row).
+  std::string load_taps(const std::vector<WindowLoad>& row, const std::vector<std::string>& names,
+                        const std::string& tag, const std::string& oh, const std::string& ind) const;
 
   bool walk = false;    // a second window digit with more than one output row
   int64_t span = 0;     // outputs per outer index (one output plane)
