@@ -290,7 +290,12 @@ def _sized(draft, dtype, layout, target, args):
     elems = target / per_elem
     for _ in range(8):
         shape = fit(draft.dims, elems)
-        fp = footprint(load_source(render(draft, shape, shape, dtype, layout, "")))
+        try:
+            fp = footprint(load_source(render(draft, shape, shape, dtype, layout, "")))
+        except RuntimeError as e:
+            # A meta-device decomposition that cannot size this shape (cumprod's reference builds an n x n
+            # mask: a 1-D scan of 2^31 elements overflows it); the caller draws another draft.
+            raise NoFit from e
         if fp["eager_peak_bytes"] > args.max_peak:  # aim lower, keeping the peak's ratio to the inputs
             target = min(target, 0.95 * fp["input_bytes"] * args.max_peak / fp["eager_peak_bytes"])
         ok = args.min_bytes <= fp["input_bytes"] <= args.max_bytes and fp["eager_peak_bytes"] <= args.max_peak

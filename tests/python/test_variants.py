@@ -160,3 +160,11 @@ def test_small_problems_run_in_eager_with_finite_outputs(root):
                 traced = torch.compile(model, backend="eager", fullgraph=True)(*inputs)
                 assert torch.equal(traced, y), p["file"]
         assert torch.isfinite(y.float()).all(), p["file"]
+
+
+def test_a_draft_the_meta_device_cannot_size_is_redrawn(root):
+    # Seed 818181's problem list holds a 1-D cumprod drawn at 2^31 elements, which the meta device's
+    # reference decomposition (an n x n mask) cannot size: the draft is redrawn, the draw completes.
+    out, manifest = _draw(root, 818181, 36, "--scale", "small")
+    assert len(manifest["problems"]) == 36
+    assert len(list((out / "level1").glob("*.py"))) == 36
