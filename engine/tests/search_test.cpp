@@ -221,8 +221,10 @@ struct OneSlowCompile : agents::Coder {
   agents::fusion::RegionPlan propose_region(const agents::RegionUnit& u) override { return inner->propose_region(u); }
 };
 
-TEST(SearchGpuPath, SlowCompilesAreScreenedAfterTheOthersBestHadItsCascadeAndUnderACompileLimit) {
-  TimedWorker w("late", 0.0);
+// gelu_scale searched on the timed worker with OneSlowCompile's two candidates, `budget` from when the
+// search starts (recording the launches first takes seconds on a loaded machine).
+search::KernelOutcome search_with_a_slow_compile(TimedWorker& w, search::SearchOptions o,
+                                                 std::chrono::steady_clock::duration budget) {
   auto b = testing::corpus("gelu_scale");
   auto agents = agents::make_agents("builtin");
   auto coder = std::make_unique<OneSlowCompile>();
@@ -230,8 +232,13 @@ TEST(SearchGpuPath, SlowCompilesAreScreenedAfterTheOthersBestHadItsCascadeAndUnd
   agents.coder = std::move(coder);
   agents::KernelProfile k = gelu_profile(*w.sup, *b);
   search::Cache cache{*w.db, {}};
-  search::SearchOptions o = gpu_options(600s);
-  search::KernelOutcome out = search::search_kernel(*w.sup, *b, agents, k, o, cache, [](const std::string&) {});
+  o.deadline = std::chrono::steady_clock::now() + budget;
+  return search::search_kernel(*w.sup, *b, agents, k, o, cache, [](const std::string&) {});
+}
+
+TEST(SearchGpuPath, SlowCompilesAreScreenedAfterTheOthersBestHadItsCascadeAndUnderACompileLimit) {
+  TimedWorker w("late", 0.0);
+  search::KernelOutcome out = search_with_a_slow_compile(w, gpu_options(600s), 600s);
 
   std::vector<std::string> ops;
   std::vector<json> screens;
@@ -258,17 +265,10 @@ TEST(SearchGpuPath, SlowCompilesAreScreenedAfterTheOthersBestHadItsCascadeAndUnd
 
 TEST(SearchGpuPath, SlowCompilesAreNotScreenedWhenTheBudgetLeftIsOneCascade) {
   TimedWorker w("late_spent", 0.0);
-  auto b = testing::corpus("gelu_scale");
-  auto agents = agents::make_agents("builtin");
-  auto coder = std::make_unique<OneSlowCompile>();
-  coder->inner = std::move(agents.coder);
-  agents.coder = std::move(coder);
-  agents::KernelProfile k = gelu_profile(*w.sup, *b);
-  search::Cache cache{*w.db, {}};
   search::SearchOptions o = gpu_options(1500ms);
   o.cost.gpu = true;  // a cascade's estimate is then 2 s and more: nothing left for the slow compiles
   o.first_cascade_always = true;
-  search::KernelOutcome out = search::search_kernel(*w.sup, *b, agents, k, o, cache, [](const std::string&) {});
+  search::KernelOutcome out = search_with_a_slow_compile(w, o, 1500ms);
   size_t screens = 0;
   for (const json& r : w.requests()) screens += r["op"] == "screen";
   EXPECT_EQ(screens, 1u);

@@ -163,7 +163,7 @@ void capture_ahead(const BenchOptions& o, const fs::path& out, const std::vector
       const bench::Problem& p = problems[todo[n]];
       CaptureOptions c;
       c.problem = p.path, c.out = (result_dir(out, p) / "bundle").string(), c.mode = o.mode;
-      c.device = o.device, c.cpu_kernels = o.device == "cpu" ? "triton" : "cpp";  // CPU: interpreted Triton
+      set_job_device(c, o.device);
       c.gpu = o.device == "cuda" ? gpus[slot % gpus.size()] : "", c.timeout_s = o.timeout_s, c.force = true;
       c.autotune_cache = false;
       std::string error;

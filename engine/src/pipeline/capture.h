@@ -18,6 +18,13 @@ struct CaptureOptions {
   bool autotune_cache = true;  // false: --no-autotune-cache (the module's loader times launch configs itself)
 };
 
+// The capture a job or a bench makes of a problem file on `device`: on the CPU, Inductor's Triton kernels for
+// CPU tensors (what the interpreter runs and the optimizer works on), never its C++ kernels.
+inline void set_job_device(CaptureOptions& o, const std::string& device) {
+  o.device = device;
+  o.cpu_kernels = device == "cpu" ? "triton" : "cpp";
+}
+
 // The capture's command line (`kernelopt capture` runs it in place of itself).
 std::vector<std::string> capture_argv(const CaptureOptions& o);
 // Runs it as a child and returns its exit code. With `error_line`, the child's output goes to

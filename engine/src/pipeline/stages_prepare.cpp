@@ -36,9 +36,9 @@ void load(Job& job) {
                                       : "with torch.compile (Triton kernels for CPU tensors, run by the interpreter)",
                         dir.string()));
     CaptureOptions c;
-    c.problem = o.target, c.out = dir.string(), c.mode = o.mode, c.device = job.gpu() ? "cuda" : "cpu",
-    c.dtype = o.dtype, c.force = true, c.timeout_s = static_cast<int>(o.gate.timeout.count());
-    c.cpu_kernels = job.gpu() ? "cpp" : "triton";
+    c.problem = o.target, c.out = dir.string(), c.mode = o.mode, c.dtype = o.dtype, c.force = true;
+    c.timeout_s = static_cast<int>(o.gate.timeout.count());
+    set_job_device(c, job.gpu() ? "cuda" : "cpu");
     std::vector<std::string> gpus = split_list(o.gpus);
     c.gpu = !job.gpu() || gpus.empty() ? "" : gpus.front();
     std::string error_line;

@@ -80,7 +80,11 @@ class KernelSearch {
         if (j != SIZE_MAX && cascades < o_.max_cascades && may_start(j, false)) ++cascades, verify(j);
       }
     }
-    if (!late.empty() && !out_of_time() && !near_floor()) verify_late(late, cascades);
+    if (!late.empty() && !near_floor()) verify_late(late, cascades);
+    else if (!late.empty())
+      for (size_t i : late)
+        out_.candidates[i].screen_error = fmt::format("not screened: the chosen candidate is within {:.0f}% of the "
+                                                      "kernel's floor", (o_.near_floor - 1) * 100);
     for (size_t r = 0; o_.gpu && out_.chosen && r < o_.tune_rounds && !out_of_time() && !near_floor(); ++r) {
       std::vector<std::string> tried;
       for (const auto& c : out_.candidates) tried.push_back(c.hash);
