@@ -309,6 +309,10 @@ def test_template_grid_comes_from_extra_arguments():
     [
         (_pointwise, "pointwise", {"xnumel": 100}, {"XBLOCK": 128}),
         (_pointwise, "pointwise", {"xnumel": 10**7}, {"XBLOCK": 65536}),  # the tile budget
+        # A multiple of Inductor's largest XBLOCK (4096) may be stored unmasked: the block divides it.
+        (_pointwise, "pointwise", {"xnumel": 36864}, {"XBLOCK": 4096}),
+        (_pointwise, "pointwise", {"xnumel": 8192 * 5}, {"XBLOCK": 8192}),
+        (_pointwise, "pointwise", {"xnumel": 4096 * 16}, {"XBLOCK": 65536}),
         (_looped_reduction, "reduction", {"xnumel": 1000, "r0_numel": 100000}, {"XBLOCK": 1, "R0_BLOCK": 65536}),
         (_looped_reduction, "reduction", {"xnumel": 1000, "r0_numel": 1000}, {"XBLOCK": 64, "R0_BLOCK": 1024}),
         (_looped_reduction, "reduction", {"xnumel": 3, "r0_numel": 50}, {"XBLOCK": 4, "R0_BLOCK": 64}),

@@ -21,6 +21,7 @@ import math
 from typing import Any
 
 from torch._inductor.runtime import triton_heuristics as _real_heuristics
+from torch._inductor.runtime.hints import TRITON_MAX_BLOCK
 from torch._inductor.runtime.triton_heuristics import GridExpr
 from triton.runtime.jit import _normalize_ty
 
@@ -34,8 +35,10 @@ TILE_BUDGET = 65536
 """Most elements one program's tile may hold in the default config. The interpreter pays a
 large fixed cost per program (measured on a 9-load max-pool kernel: 7.3 us per element
 at XBLOCK=4096, 1.1 us at 65536), so tiles are as big as this budget allows, beyond
-Inductor's GPU limits (XBLOCK <= 4096), which the kernels' code does not depend on;
-each temporary stays at a few hundred KiB."""
+Inductor's GPU limits (XBLOCK <= 4096) wherever the kernel masks its blocks; each temporary
+stays at a few hundred KiB. Where a numel is a multiple of Inductor's limit the kernel may have
+no mask (Inductor drops it: every block it would choose divides the numel), so a block above
+the limit must divide the numel too (_block_size)."""
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
@@ -125,7 +128,7 @@ def default_config(launcher: Launcher, scope: dict[str, Any]) -> dict[str, Any]:
             continue
         size = _next_pow2(numel)
         if block in free:
-            size = config[block] = min(size, budget)
+            size = config[block] = _block_size(block, numel, min(size, budget))
         # A persistent reduction fixes its Rn_BLOCK (next_pow2 of the numel) in the body;
         # it still takes room in the tile.
         budget = max(1, budget // size)
@@ -142,6 +145,18 @@ def default_config(launcher: Launcher, scope: dict[str, Any]) -> dict[str, Any]:
     if missing:
         raise ValueError(f"{launcher.__name__}: no default for constexpr {missing}; pin a config that sets it")
     return config
+
+
+def _block_size(block: str, numel, size: int) -> int:
+    """`size`, halved while it exceeds Inductor's largest block for the dimension and does not divide a
+    numel that is a multiple of that largest block: such a kernel may store unmasked (a group norm's
+    36864-element normalize at XBLOCK=65536 wrote 28672 elements past its output and crashed the
+    worker with a corrupted heap)."""
+    largest = TRITON_MAX_BLOCK.get(block.removesuffix("BLOCK"))
+    if largest and isinstance(numel, int) and size > largest and numel % largest == 0:
+        while numel % size:
+            size //= 2
+    return size
 
 
 def _next_pow2(n: int) -> int:
