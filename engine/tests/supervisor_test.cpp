@@ -62,6 +62,9 @@ TEST(Supervisor, CrashCarriesStderrTail) {
   auto r = s.call({{"op", "die"}}, 10s);
   EXPECT_EQ(r["failure"], "crashed");
   EXPECT_NE(r["stderr_tail"].get<std::string>().find("dying on purpose"), std::string::npos);
+  // The one-line error names the last thing the process said (how a heap corruption's abort shows).
+  EXPECT_NE(r["error"].get<std::string>().find("(its last stderr line: "), std::string::npos) << r["error"];
+  EXPECT_NE(r["error"].get<std::string>().find("dying on purpose"), std::string::npos) << r["error"];
   EXPECT_TRUE(s.call({{"op", "ping"}}, 10s).value("ok", false));
 }
 

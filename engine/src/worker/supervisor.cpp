@@ -167,11 +167,25 @@ nlohmann::json Supervisor::run_on(Slot& slot, nlohmann::json req, std::chrono::m
     // The worker says its CUDA context is unusable (illegal address, ...): answer, then replace it.
     replace = out.value("fatal", false);
   } else {
+    std::string tail = slot.proc->stderr_tail();
+    // A process that died says why on its last line (glibc's "double free or corruption", a Python fatal
+    // error): the one-line error carries it, so a report row tells a crash from a kill.
+    std::string last;
+    for (size_t end = tail.size(); last.empty() && end > 0;) {
+      size_t begin = tail.rfind('\n', end - 1);
+      begin = begin == std::string::npos ? 0 : begin + 1;
+      last = tail.substr(begin, end - begin);
+      last.erase(0, last.find_first_not_of(" \t\r"));
+      end = begin == 0 ? 0 : begin - 1;
+    }
+    if (last.size() > 200) last = last.substr(0, 200) + "...";
     out = {{"ok", false},
            {"failure", failure_name(f)},
            {"error", f == Failure::Timeout ? fmt::format("no reply within {} ms; worker killed", timeout.count())
-                                           : std::string("worker process died or wrote garbage; worker replaced")},
-           {"stderr_tail", slot.proc->stderr_tail()}};
+                     : last.empty()        ? std::string("worker process died or wrote garbage; worker replaced")
+                                           : fmt::format("worker process died or wrote garbage (its last stderr "
+                                                         "line: {}); worker replaced", last)},
+           {"stderr_tail", tail}};
     replace = true;
   }
   if (replace && down()) {
