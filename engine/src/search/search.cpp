@@ -184,11 +184,6 @@ class KernelSearch {
     if (!k.time_ms || !k.floor_ms || !out_.speedup) return false;
     return *k.time_ms / *out_.speedup <= o_.near_floor * *k.floor_ms;
   }
-  std::vector<size_t> all_indices() const {
-    std::vector<size_t> v(out_.candidates.size());
-    for (size_t i = 0; i < v.size(); ++i) v[i] = i;
-    return v;
-  }
 
   size_t add(agents::Candidate c) { return add_candidate(out_.candidates, std::move(c)); }
 
