@@ -170,14 +170,9 @@ nlohmann::json Supervisor::run_on(Slot& slot, nlohmann::json req, std::chrono::m
     std::string tail = slot.proc->stderr_tail();
     // A process that died says why on its last line (glibc's "double free or corruption", a Python fatal
     // error): the one-line error carries it, so a report row tells a crash from a kill.
-    std::string last;
-    for (size_t end = tail.size(); last.empty() && end > 0;) {
-      size_t begin = tail.rfind('\n', end - 1);
-      begin = begin == std::string::npos ? 0 : begin + 1;
-      last = tail.substr(begin, end - begin);
-      last.erase(0, last.find_first_not_of(" \t\r"));
-      end = begin == 0 ? 0 : begin - 1;
-    }
+    std::string last = tail.substr(0, tail.find_last_not_of(" \t\r\n") + 1);  // npos + 1: none, ""
+    last = last.substr(last.rfind('\n') + 1);                                  // npos + 1: the whole text
+    last.erase(0, last.find_first_not_of(" \t\r"));
     if (last.size() > 200) last = last.substr(0, 200) + "...";
     out = {{"ok", false},
            {"failure", failure_name(f)},

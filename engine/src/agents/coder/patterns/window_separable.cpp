@@ -217,6 +217,13 @@ std::string walk_rows(const Window& w, const Combine& c, const Ring& ring, int64
   return s;
 }
 
+// What a lane owns, for the kernel's comment and the candidate's description: "4 outputs per lane",
+// "2 outputs per lane, 16 apart", "1 outputs per lane (interleaved)".
+std::string per_lane(const Tiling& t, const char* what) {
+  std::string how = !t.interleave ? "" : t.v > 1 ? fmt::format(", {} apart", t.c) : " (interleaved)";
+  return fmt::format("{} {} per lane{}", t.v, what, how);
+}
+
 class Writer {
  public:
   Writer(const Window& w, const Combine& c, const Ring& ring, const Tiling& t)
@@ -225,9 +232,7 @@ class Writer {
   int64_t units() const { return tiles_.units; }
 
   std::string entry(const ir::Kernel& ker) const {
-    std::string s = tiles_.head(ker, ring_comment("", c_, ring_, t_.rh,
-                                                  fmt::format("{} outputs per lane{}", t_.v,
-                                                              t_.interleave && t_.v > 1 ? fmt::format(", {} apart", t_.c) : "")));
+    std::string s = tiles_.head(ker, ring_comment("", c_, ring_, t_.rh, per_lane(t_, "outputs")));
     return s + walk_rows(w_, c_, ring_, t_.rh, tiles_.output("oh", "        "),
                          [&](size_t plane, int64_t p, const std::string& oh, const std::string& name,
                              const std::string& ind) { return row_value(plane, p, oh, name, ind); });
@@ -235,7 +240,8 @@ class Writer {
 
  private:
   // Lines computing the row value at ring position p of plane `plane` for output row `oh`: the
-  // row's taps read as column tiles, converted as Inductor converts them, combined.
+  // row's taps read (as column tiles, or one load a tap interleaved), converted as Inductor converts
+  // them, combined.
   std::string row_value(size_t plane, int64_t p, const std::string& oh, const std::string& name,
                         const std::string& ind) const {
     std::vector<WindowLoad> row = row_loads(w_, ring_, plane, p);
@@ -244,8 +250,9 @@ class Writer {
       names.push_back(fmt::format("{}_t{}", name, t));
       taps.push_back(names.back() + c_.to);
     }
-    return (t_.interleave ? tiles_.load_taps(row, names, name, oh, ind) : tiles_.load_row(row, names, name, oh, ind)) +
-           combine_all(c_.op, taps, name, ind);
+    std::string loads =
+        t_.interleave ? tiles_.load_taps(row, names, name, oh, ind) : tiles_.load_row(row, names, name, oh, ind);
+    return loads + combine_all(c_.op, taps, name, ind);
   }
 
   const Window& w_;
@@ -274,7 +281,7 @@ class ChannelsWriter {
   std::string entry(const ir::Kernel& ker) const {
     const WindowDigit &ch = w_.digits[0], &col = w_.digits[1], &row = w_.digits[2];
     std::string s = fmt::format("def {}({}):\n", ker.entry, templates::entry_params(ker));
-    s += ring_comment(", channels last", c_, ring_, t_.rh, fmt::format("{} channels per lane", t_.v));
+    s += ring_comment(", channels last", c_, ring_, t_.rh, per_lane(t_, "channels"));
     if (!w_.xnumel_line.empty()) s += "    " + w_.xnumel_line + "\n";
     s += fmt::format("    r = tl.arange(0, {})[:, None]\n", t_.g * t_.c);
     s += fmt::format("    unit = tl.program_id(0){} * {} + r // {}\n", w_.wide ? ".to(tl.int64)" : "", t_.g, t_.c);
@@ -422,11 +429,11 @@ std::vector<Candidate> separable(const KernelProfile& k, const Window& w, std::s
       json config = {{"XBLOCK", xblock}, {"num_warps", warps}, {"num_stages", 1}};
       Candidate cand = templates::instance(
           ker, "pooling", templates::replace_entry(ker, entry), config,
-          fmt::format("window separable{}: {} of {} taps a row, then {} rows; {} {} per lane{}, {} lanes x {} tile "
-                      "rows per program, {} output rows walked, num_warps={}",
+          fmt::format("window separable{}: {} of {} taps a row, then {} rows; {}, {} lanes x {} tile rows per "
+                      "program, {} output rows walked, num_warps={}",
                       w.channels_inner ? ", channels last" : "", c->op, ring.taps.size(),
-                      ring.rows.size() * ring.planes.size(), v, w.channels_inner ? "channels" : "outputs",
-                      interleave ? (v > 1 ? fmt::format(" {} apart", t.c) : " (interleaved)") : "", t.c, t.g, rh, warps));
+                      ring.rows.size() * ring.planes.size(), per_lane(t, w.channels_inner ? "channels" : "outputs"),
+                      t.c, t.g, rh, warps));
       cand.origin = "pattern:window";
       out.push_back(std::move(cand));
     }
