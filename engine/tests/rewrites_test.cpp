@@ -7,6 +7,7 @@
 
 #include "agents/agent.h"
 #include "agents/coder/builtin.h"
+#include "agents/coder/rewrites/proven_masks.h"
 #include "agents/coder/rewrites/rewrites.h"
 #include "agents/coder/rewrites/transposed_tile.h"
 #include "agents/coder/rewrites/x_order.h"
@@ -391,4 +392,61 @@ TEST(Rewrites, TransposedTileHandsEachProgramATileOfTwoDigits) {
   why.clear();
   EXPECT_TRUE(agents::rewrites::transposed_tile(p, &why).empty());
   EXPECT_NE(why.find("not a pointwise kernel"), std::string::npos) << why;
+}
+
+TEST(Rewrites, ProvenMasksDropTheBoundsChecksTrueForEveryElement) {
+  // corpus max_pool1d_dilated: kernel 4, stride 2, padding 2, dilation 2 over 203 values, 101 outputs
+  // (x0 in [0, 100]). The taps 2*x0 (<= 200) and 2 + 2*x0 (<= 202) are inside [0, 203) for every
+  // output; -2 + 2*x0 (x0 = 0) and 4 + 2*x0 (x0 = 100) are not, and keep their checks.
+  auto b = corpus("max_pool1d_dilated");
+  const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+  std::string why;
+  auto pm = agents::rewrites::proven_masks(k.source, k.name, &why);
+  ASSERT_TRUE(pm) << why;
+  EXPECT_EQ(pm->dropped, 2);
+  EXPECT_EQ(pm->loads, 2);
+  for (const char* kept : {"tl.load(in_ptr0 + ((-2) + 2*x0 + 203*x1), tmp10 & xmask,",
+                           "tl.load(in_ptr0 + (2*x0 + 203*x1), xmask,", "tl.load(in_ptr0 + (2 + 2*x0 + 203*x1), xmask,",
+                           "tl.load(in_ptr0 + (4 + 2*x0 + 203*x1), tmp30 & xmask,"})
+    EXPECT_NE(pm->source.find(kept), std::string::npos) << kept << pm->source;
+  EXPECT_TRUE(verify::run_g1(k, pm->source).passed);
+  agents::KernelProfile p;
+  p.kernel = &k;
+  auto all = agents::rewrites::candidates(p, &why);
+  EXPECT_TRUE(std::any_of(all.begin(), all.end(), [](const agents::Candidate& c) {
+    return c.description == "proven masks: 2 bounds check(s) on 2 load(s) dropped (true for every element)";
+  }));
+
+  auto with = [&](std::string from, std::string to) {
+    std::string s = k.source;
+    size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) s.replace(at, from.size(), to);
+    return s;
+  };
+  // An input one shorter: 2 + 2*x0 reaches 202, no longer below 202; only 2*x0's check goes.
+  auto shorter = agents::rewrites::proven_masks(
+      with("tmp7 = tl.full([1], 203, tl.int64)", "tmp7 = tl.full([1], 202, tl.int64)"), k.name, &why);
+  ASSERT_TRUE(shorter);
+  EXPECT_EQ(shorter->dropped, 1);
+  EXPECT_NE(shorter->source.find("tl.load(in_ptr0 + (2 + 2*x0 + 203*x1), tmp23 & xmask,"), std::string::npos);
+  // A name bound twice is not one value; a mask without xmask in a masked kernel holds for lanes
+  // past xnumel too; an inline comparison kept beside a dropped term keeps its parentheses.
+  auto twice = agents::rewrites::proven_masks(with("    tmp16 = tmp4 & tmp15\n",
+                                                   "    tmp16 = tmp4 & tmp15\n    tmp16 = tmp4 & tmp15\n"),
+                                              k.name, &why);
+  ASSERT_TRUE(twice);
+  EXPECT_EQ(twice->dropped, 1);
+  auto no_xmask = agents::rewrites::proven_masks(with("tmp16 & xmask", "tmp16"), k.name, &why);
+  ASSERT_TRUE(no_xmask);
+  EXPECT_EQ(no_xmask->dropped, 1);
+  auto inline_cmp = agents::rewrites::proven_masks(with("tmp16 & xmask", "(tmp5 >= tmp0) & tmp16 & xmask"), k.name,
+                                                   &why);
+  ASSERT_TRUE(inline_cmp);
+  EXPECT_NE(inline_cmp->source.find("tl.load(in_ptr0 + (2*x0 + 203*x1), (tmp5 >= tmp0) & xmask,"), std::string::npos);
+  // Nothing provable: declined with the reason (corpus gelu_scale masks by xmask alone).
+  auto gelu = corpus("gelu_scale");
+  const ir::Kernel& g = gelu->graphs[0]->kernels.at(0);
+  EXPECT_FALSE(agents::rewrites::proven_masks(g.source, g.name, &why));
+  EXPECT_EQ(why, "proven masks: no load mask has a term proven true for every element");
 }

@@ -459,3 +459,16 @@ def test_one_plus_half_fit_is_gelu_within_the_bf16_output_and_the_fits_bound(ker
     assert got[1] == float("inf") and got[0] == 0.0 and got[4] == 0.0
     fin = ~torch.isnan(want) & torch.isfinite(want)
     assert ((got[fin] - want[fin]).abs() <= 2 ** -7 * want[fin].abs() + 1.6e-7 * xd[fin].abs()).all()
+
+
+@pytest.mark.parametrize("name, dropped", [("max_pool1d_dilated", 2), ("max_pool3d_dilated", 8), ("avg_pool2d", 1)])
+def test_proven_masks_pass_the_gates_on_captured_pools(kernelopt_bin, tmp_path, name, dropped):
+    """The proven-masks rewrite on pools captured on the GPU (padded, dilated, averaged): only the bounds
+    checks true for every output go (the loads read what they read before), so G2 and G3 pass."""
+    bundle = CORPUS / name
+    kernel = re.search(r"^def (triton_poi_\w+)\(", (bundle / "module_0.py").read_text(), re.M).group(1)
+    cands = [c for c in rewrites_of(kernelopt_bin, bundle, kernel, tmp_path / "rw")
+             if c["description"].startswith("proven masks: ")]
+    assert [c["description"] for c in cands] == [
+        f"proven masks: {dropped} bounds check(s) on {dropped} load(s) dropped (true for every element)"], cands
+    verify(kernelopt_bin, bundle, kernel, cands[0]["file"], tmp_path)

@@ -9,6 +9,7 @@
 #include "agents/coder/rewrites/one_plus.h"
 #include "agents/coder/rewrites/source_edit.h"
 #include "agents/coder/rewrites/single_pass.h"
+#include "agents/coder/rewrites/proven_masks.h"
 #include "agents/coder/rewrites/transposed_tile.h"
 #include "agents/coder/rewrites/x_order.h"
 #include "artifact/ir.h"
@@ -257,6 +258,14 @@ std::vector<Candidate> x_order_rewrite(const KernelProfile& k, std::string* why)
   return pinned(k, x_order(k.kernel->source, k.kernel->name, why));
 }
 
+std::vector<Candidate> proven_masks_rewrite(const KernelProfile& k, std::string* why) {
+  auto pm = proven_masks(k.kernel->source, k.kernel->name, why);
+  if (!pm) return {};
+  return pinned(k, {{fmt::format("proven masks: {} bounds check(s) on {} load(s) dropped (true for every element)",
+                                 pm->dropped, pm->loads),
+                     pm->source}});
+}
+
 bool any_kernel(const ir::Kernel&) { return true; }
 bool pointwise_kernel(const ir::Kernel& k) { return k.kind == "pointwise"; }
 
@@ -278,6 +287,7 @@ const Rewrite kRewrites[] = {
     {"x_order", false, any_kernel, x_order_rewrite},
     {"single_pass", true, any_kernel, single_pass_candidates},
     {"transposed_tile", true, pointwise_kernel, transposed_tile},
+    {"proven_masks", false, pointwise_kernel, proven_masks_rewrite},
 };
 
 }  // namespace
