@@ -66,6 +66,35 @@ TEST(FusionIndex, MapsThatAreNotBijectionsAreDeclinedWithTheReason) {
   EXPECT_FALSE(complete(gap, 200, &why));
 }
 
+TEST(FusionIndex, APaddedBufferInvertsByItsStrides) {
+  // Rows of 1100 held 1152 apart (Inductor's padding): the flip reads `1099 - x0 + 1152*x1`. With the
+  // buffer's layout the digits come back by the next place up; without it, or with strides the
+  // index does not walk, declined.
+  std::vector<Digit> ds = {{"x0", 1, 1100}, {"x1", 1100, 6}};
+  std::vector<std::pair<int64_t, int64_t>> padded = {{6, 1152}, {1100, 1}};
+  std::string why;
+  auto inv = invert(parsed("1099 + ((-1)*x0) + 1152*x1"), ds, 6600, "a", &why, padded);
+  ASSERT_TRUE(inv) << why;
+  EXPECT_EQ((*inv)[0], "(1099 - (a % 1152))");
+  EXPECT_EQ((*inv)[1], "(a // 1152)");
+  EXPECT_FALSE(invert(parsed("1099 + ((-1)*x0) + 1152*x1"), ds, 6600, "a", &why));
+  EXPECT_NE(why.find("a bijection needs 1100"), std::string::npos) << why;
+  EXPECT_FALSE(invert(parsed("1099 + ((-1)*x0) + 1151*x1"), ds, 6600, "a", &why, padded));
+  EXPECT_NE(why.find("does not walk the padded buffer"), std::string::npos) << why;  // not the buffer's stride
+  EXPECT_FALSE(invert(parsed("1099 + ((-1)*x0) + 1280*x1"), ds, 6600, "a", &why, padded));
+  EXPECT_NE(why.find("does not walk the padded buffer"), std::string::npos) << why;
+  EXPECT_FALSE(invert(parsed("1099 + ((-1)*x0) + 1000*x1"), ds, 6600, "a", &why, padded));  // rows overlap
+  EXPECT_NE(why.find("a bijection needs 1100"), std::string::npos) << why;
+  EXPECT_FALSE(invert(parsed("1098 + ((-1)*x0) + 1152*x1"), ds, 6600, "a", &why, padded));
+  EXPECT_NE(why.find("shifted"), std::string::npos) << why;
+  // A transposed read of a padded buffer: rows of 1100 held 1152 apart, read column by column.
+  std::vector<Digit> cols = {{"x0", 1, 6}, {"x1", 6, 1100}};
+  auto t = invert(parsed("1152*x0 + x1"), cols, 6600, "a", &why, padded);
+  ASSERT_TRUE(t) << why;
+  EXPECT_EQ((*t)[0], "(a // 1152)");
+  EXPECT_EQ((*t)[1], "(a % 1152)");
+}
+
 TEST(FusionEpilogue, TheFlipFoldsIntoTheScansStore) {
   auto b = corpus("reverse_cumsum");
   const ir::Artifact& a = *b->graphs.at(0);

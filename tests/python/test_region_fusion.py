@@ -114,3 +114,22 @@ def test_column_statistics_merge_through_the_strided_anchor(kernelopt_bin, tmp_p
     module, _ = _row_merge(kernelopt_bin, tmp_path, ROOT / "tests/python/data/batch_stats_columns_inductor_form",
                            launch="arg0_1, arg1_1, arg2_1, buf2, 160, 96, stream=stream0)")
     assert "fuse_xindex = x0 + 160*r0_1" in module
+
+
+def test_a_flip_of_padded_half_precision_rows_folds_into_the_scan(kernelopt_bin, tmp_path):
+    """A float16 reversed cumsum in Inductor's form (tests/python/data): the scan writes rows of 1100 held
+    1152 apart (Inductor's padded strides), the flip reads them back converted to float32. The epilogue
+    inverts the flip by the buffer's strides and keeps the load's conversion; G1-G3 pass on the region and
+    the stitched module matches eager."""
+    bundle = ROOT / "tests" / "python" / "data" / "cumsum_rev_padded_rows_inductor_form"
+    out, report = optimized(kernelopt_bin, tmp_path, bundle)
+    fusion = report["regions"][0]["fusion"]
+    assert fusion["chosen"] == "r1", fusion
+    (cand,) = fusion["candidates"]
+    assert cand["origin"] == "fusion:epilogue" and cand["internal"] == ["buf0"]
+    assert [g["status"] for g in cand["gates"]] == ["passed", "passed", "passed", "not_measured"]
+    module = (out / "module_0.py").read_text()
+    assert "fuse_x0 = (1099 - (fuse_a % 1152))" in module and "fuse_x1 = (fuse_a // 1152)" in module
+    assert "fuse_tmp0 = (tmp8).to(tl.float16).to(tl.float32)" in module
+    assert "buf0" not in module.split("def call(")[1]
+    assert result_vs_eager(out)["match"]

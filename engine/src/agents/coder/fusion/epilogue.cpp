@@ -14,6 +14,22 @@ namespace {
 
 constexpr const char* kPrefix = "fuse_";
 
+// The buffer's (size, stride) per dimension as its allocation wrote them; empty where one is not a
+// number.
+std::vector<std::pair<int64_t, int64_t>> layout_of(const ir::Function& f, const std::string& buffer) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const ir::Alloc& a : f.allocs) {
+    if (a.buffer != buffer || a.sizes.size() != a.strides.size()) continue;
+    try {
+      for (size_t i = 0; i < a.sizes.size(); ++i) out.emplace_back(std::stoll(a.sizes[i]), std::stoll(a.strides[i]));
+    } catch (const std::exception&) {
+      return {};
+    }
+    return out;
+  }
+  return out;
+}
+
 // The producer's stores through `ptr` (a template's peeled first chunk and its loop store twice),
 // when it never reads or passes `ptr` otherwise; none, with the reason, else.
 std::vector<const py::Node*> stores_through(const ir::KernelSource& ks, const std::string& ptr, std::string* why) {
@@ -47,8 +63,9 @@ std::string fold(const py::Module& pm, const py::Node* st, const Pointwise& c,
         fmt::format("{}{} * {}{}", out_index.empty() ? "" : " + ", c.digits[i].base, kPrefix, c.digits[i].name);
   }
   // The buffer held the value converted to its type; the consumer loaded that.
-  text += fmt::format("{}{}{} = ({}).to({})\n", ind, kPrefix, c.loads[0].target, pm.text(ps->value),
-                      tl_dtype(buf_type));
+  std::string held = fmt::format("({}).to({})", pm.text(ps->value), tl_dtype(buf_type));
+  if (!c.loads[0].convert.empty()) held = fmt::format("{}.to({})", held, c.loads[0].convert);  // as the load did
+  text += fmt::format("{}{}{} = {}\n", ind, kPrefix, c.loads[0].target, held);
   for (const py::Node* b : c.body) text += ind + prefixed(cs, b, c.locals, kPrefix) + "\n";
   std::string value = prefixed(cs, c.store.value, c.locals, kPrefix);
   std::string mask = ps->mask ? ", " + std::string(pm.text(ps->mask)) : "";
@@ -84,7 +101,8 @@ std::optional<stitch::RegionEdit> epilogue(const Pair& p, std::string* why) {
   auto load_index = digit_affine(*c, c->loads[0].at.index);
   if (!load_index) return no("the consumer's load index is not affine in its digits");
   std::vector<std::string> digit_exprs;
-  if (auto inv = invert(*load_index, c->digits, numel, std::string(kPrefix) + "a", &w)) digit_exprs = *inv;
+  if (auto inv = invert(*load_index, c->digits, numel, std::string(kPrefix) + "a", &w, layout_of(*p.f, p.buffer)))
+    digit_exprs = *inv;
   else return no(w + " (not an index permutation)");
   std::string out_param = c->store.ptr;
   std::string out_type = pointer_type(kc, out_param), buf_type = pointer_type(kp, pp);

@@ -102,13 +102,15 @@ bool is_x_index(const Affine& a, const std::vector<Digit>& digits) {
 }
 
 std::optional<std::vector<std::string>> invert(const Affine& load, const std::vector<Digit>& digits, int64_t numel,
-                                               const std::string& addr, std::string* why) {
+                                               const std::string& addr, std::string* why,
+                                               const std::vector<std::pair<int64_t, int64_t>>& layout) {
   auto no = [&](std::string w) -> std::optional<std::vector<std::string>> { return *why = std::move(w), std::nullopt; };
   for (const auto& [n, v] : load.coef)
     if (std::none_of(digits.begin(), digits.end(), [&](const Digit& d) { return d.name == n; }))
       return no(fmt::format("the load index uses {}, which is not a digit of the x index", n));
   // Each digit's place in the load index, smallest first: they must be 1, r0, r0*r1, ... for the
-  // radices taken in that order, so the index is a mixed-radix number over a permutation of the digits.
+  // radices taken in that order, so the index is a mixed-radix number over a permutation of the digits
+  // (or, in a padded buffer, the buffer's strides: each a multiple of the one below, past its span).
   std::vector<size_t> order(digits.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   auto place = [&](size_t i) {
@@ -118,18 +120,32 @@ std::optional<std::vector<std::string>> invert(const Affine& load, const std::ve
   std::sort(order.begin(), order.end(),
             [&](size_t a, size_t b) { return std::llabs(place(a)) < std::llabs(place(b)); });
   int64_t expected = 1, low = load.c;
+  bool tight = true;
+  std::vector<std::pair<int64_t, int64_t>> read;  // (radix, place) of each digit of more than one value
   for (size_t i : order) {
-    int64_t p = place(i);
+    int64_t p = place(i), q = std::llabs(p);
     if (p == 0 && digits[i].radix > 1)
       return no(fmt::format("the load index does not use digit {}: elements repeat", digits[i].name));
     if (digits[i].radix <= 1) continue;
-    if (std::llabs(p) != expected)
+    // Past the lower digits' span and a multiple of the place below: what padding leaves.
+    bool padded = !layout.empty() && q > expected && (read.empty() || q % read.back().second == 0);
+    if (q != expected && !padded)
       return no(fmt::format("digit {} has place {} in the load index, a bijection needs {}", digits[i].name, p,
                             expected));
-    if (p < 0) low -= expected * (digits[i].radix - 1);  // a reversed axis: its largest value gives the lowest address
-    expected *= digits[i].radix;
+    tight = tight && q == expected;
+    if (p < 0) low -= q * (digits[i].radix - 1);  // a reversed axis: its largest value gives the lowest address
+    read.emplace_back(digits[i].radix, q);
+    expected = q * digits[i].radix;
   }
-  if (expected != numel) return no(fmt::format("the load index spans {} elements of {}", expected, numel));
+  if (tight && expected != numel) return no(fmt::format("the load index spans {} elements of {}", expected, numel));
+  if (!tight) {
+    std::vector<std::pair<int64_t, int64_t>> held;
+    for (const auto& [size, stride] : layout)
+      if (size > 1) held.emplace_back(size, stride);
+    std::sort(held.begin(), held.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (held != read)
+      return no("the load index does not walk the padded buffer's sizes and strides: elements repeat or are skipped");
+  }
   if (low != 0) return no(fmt::format("the load index is shifted by {} from [0, {})", low, numel));
   std::vector<std::string> out(digits.size());
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -139,9 +155,17 @@ std::optional<std::vector<std::string>> invert(const Affine& load, const std::ve
       out[i] = "0";
       continue;
     }
-    int64_t a = std::llabs(p);
-    std::string v = a == 1 ? addr : fmt::format("({} // {})", addr, a);
-    if (a * d.radix != numel) v = fmt::format("({} % {})", v, d.radix);
+    int64_t a = std::llabs(p), next = 0;  // the next place up (0: the top digit)
+    for (const auto& [r, q] : read)
+      if (q > a && (next == 0 || q < next)) next = q;
+    std::string v;
+    if (next == 0 || next == a * d.radix) {
+      v = a == 1 ? addr : fmt::format("({} // {})", addr, a);
+      if (next != 0 && a * d.radix != numel) v = fmt::format("({} % {})", v, d.radix);
+    } else {  // a padded place: the address below the next place up, then this digit's share of it
+      v = fmt::format("({} % {})", addr, next);
+      if (a != 1) v = fmt::format("({} // {})", v, a);
+    }
     out[i] = p < 0 ? fmt::format("({} - {})", d.radix - 1, v) : v;
   }
   return out;

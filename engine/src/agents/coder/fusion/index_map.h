@@ -47,9 +47,14 @@ bool is_x_index(const Affine& a, const std::vector<Digit>& digits);
 // [0, numel) once — each digit's coefficient is a mixed-radix place value, some negated (a
 // reversed axis) with the constant bringing it back into range — the expression of each digit
 // (in `digits`' order) as a function of the address named `addr`. Nothing, with the reason, when
-// the map is not such a bijection.
+// the map is not such a bijection. `layout`, the buffer's (size, stride) per dimension when known:
+// a buffer whose rows Inductor padded (sizes (13159, 61424), strides (61440, 1)) is read once
+// per element when the load's places and the digits' radices are the buffer's strides and sizes
+// (some axes reversed); its addresses then skip the padding, and a digit comes back from an
+// address by the next place up, `(a % 61440)`, rather than by its radix.
 std::optional<std::vector<std::string>> invert(const Affine& load, const std::vector<Digit>& digits, int64_t numel,
-                                               const std::string& addr, std::string* why);
+                                               const std::string& addr, std::string* why,
+                                               const std::vector<std::pair<int64_t, int64_t>>& layout = {});
 
 // The value an integer expression takes with `env`'s names bound: constants, names, +, -, *, //
 // and % with Python's floored division, unary minus, parentheses. Nothing for anything else (a

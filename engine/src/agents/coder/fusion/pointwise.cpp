@@ -64,9 +64,17 @@ std::optional<Pointwise> read_pointwise(const ir::Kernel& k, const std::string& 
     }
     pw.locals.insert(name);
     if (auto l = load_of(v)) {
-      pw.loads.push_back({st, name, *l});
+      pw.loads.push_back({st, name, *l, ""});
       continue;
     }
+    // A half-precision buffer's load, converted to float32 where it is made.
+    if (const py::Node* f = v->is("Call") ? v->child("func") : nullptr;
+        f && f->is("Attribute") && f->ident("attr") == "to" && v->list("args").size() == 1 &&
+        v->list("keywords").empty())
+      if (auto l = load_of(f->child("value"))) {
+        pw.loads.push_back({st, name, *l, std::string(m.text(v->list("args")[0]))});
+        continue;
+      }
     std::string bad;
     py::walk(v, [&](const py::Node* n) {
       if (n->is("Call") && not_elementwise(callee(m, n))) bad = callee(m, n);

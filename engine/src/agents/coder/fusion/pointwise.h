@@ -23,6 +23,7 @@ struct Pointwise {
     const py::Node* stmt;
     std::string target;
     Access at;
+    std::string convert;  // `tl.load(...).to(tl.float32)`: the dtype the loaded value is converted to, else empty
   };
   std::vector<Load> loads;
   const py::Node* store_stmt = nullptr;
