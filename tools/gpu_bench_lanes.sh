@@ -8,7 +8,9 @@
 # in .whl/. Env: LIMIT (s for the whole call), BUDGET (s per problem), SPECS, NO_LANE1 (EXTRA1 only), VERBOSE
 # (the jobs' own progress lines, with seconds, in the lanes' logs), LANES=1 (a one-GPU machine: one lane, the
 # whole suite on GPU 0; its state is still TAG0), SUITE (default benchmarks/suite; benchmarks/large for the
-# large tier, docs/memory.md).
+# large tier, docs/memory.md). BENCH_FLAGS: more `kernelopt bench` flags; by default `--capture-jobs 0` (each job
+# captures its own problem): bench's capture-ahead captures every problem of the suite before the first job, which
+# in one call of 9 minutes left 3 of 60 problems run (session 25).
 set -u
 LIMIT=${LIMIT:-570}
 if ls .whl/*.whl >/dev/null 2>&1; then  # wheels are optional (helion for its kernel files)
@@ -28,7 +30,7 @@ lane() {  # GPU shard
     [ "$(left $LIMIT)" -gt 90 ] || break
     CUDA_VISIBLE_DEVICES=$g KERNELOPT_DB=/tmp/k$g.db timeout -k 5 $(left $((LIMIT-25))) .gpu-bin/kernelopt bench \
         ${SUITE:-benchmarks/suite} --levels $L --shard $s/$LANES --gpus 0 --budget-per-problem ${BUDGET:-20} --out $d \
-        ${VERBOSE:+--verbose} >$d/bench.log 2>&1
+        ${VERBOSE:+--verbose} ${BENCH_FLAGS---capture-jobs 0} >$d/bench.log 2>&1
     echo "bench $T$s rc=$?" >>$d/bench.log
   done
   # The captured and optimized module sources come back too (text, a few MB in all): a kernel's source is
