@@ -9,6 +9,7 @@
 #include "agents/coder/builtin.h"
 #include "agents/coder/rewrites/proven_masks.h"
 #include "agents/coder/rewrites/rewrites.h"
+#include "agents/coder/rewrites/row_tiles.h"
 #include "agents/coder/rewrites/transposed_tile.h"
 #include "agents/coder/rewrites/x_order.h"
 #include "agents/planner/builtin.h"
@@ -449,4 +450,40 @@ TEST(Rewrites, ProvenMasksDropTheBoundsChecksTrueForEveryElement) {
   const ir::Kernel& g = gelu->graphs[0]->kernels.at(0);
   EXPECT_FALSE(agents::rewrites::proven_masks(g.source, g.name, &why));
   EXPECT_EQ(why, "proven masks: no load mask has a term proven true for every element");
+}
+
+TEST(Rewrites, RowTilesMakeAGroupNormsPerRowValuesScalars) {
+  // corpus group_norm's normalize: rows of 256 (one channel's plane), the group's statistics by
+  // `x4 // 8` and the channel's weight and bias by `x1 = (xindex // 256) % 64`. Each program walks
+  // tiles of one row; the per-row loads lose their vector mask (one scalar each).
+  auto gn = corpus("group_norm");
+  agents::KernelProfile p;
+  p.kernel = &gn->graphs[0]->kernels.at(1);
+  std::string why;
+  auto tiles = agents::rewrites::row_tiles(p, &why);
+  ASSERT_EQ(tiles.size(), 1u) << why;  // rows of 256: only XBLOCK=256 wastes no more than an eighth
+  const agents::Candidate& c = tiles.front();
+  EXPECT_EQ(c.description, "row tiles: programs walk tiles of one row of 256 (4 per-row load(s) once a tile) @ "
+                           "XBLOCK=256 num_warps=2 num_stages=1");
+  EXPECT_TRUE(c.own_config_space);
+  for (const char* line :
+       {"    for xtile in tl.range(tl.program_id(0), 256 * ((256 + XBLOCK - 1) // XBLOCK), tl.num_programs(0)):\n",
+        "        xindex = xrow * 256 + xinner\n", "        xmask = xinner < 256\n", "        x4 = xrow\n",
+        "        x1 = (xrow % 64)\n", "        tmp1 = tl.load(in_ptr1 + (x4 // 8), None, eviction_policy='evict_last')\n",
+        "        tmp0 = tl.load(in_ptr0 + (x3), xmask)\n"})
+    EXPECT_NE(c.source.find(line), std::string::npos) << line << c.source;
+  EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed);
+  // Declines: one digit (no rows), a reduction, rows that do not divide xnumel.
+  auto gelu = corpus("gelu_scale");
+  p.kernel = &gelu->graphs[0]->kernels.at(0);
+  EXPECT_TRUE(agents::rewrites::row_tiles(p, &why).empty());
+  EXPECT_EQ(why, "row tiles: the x index has a single digit: no rows");
+  p.kernel = &gn->graphs[0]->kernels.at(0);
+  EXPECT_TRUE(agents::rewrites::row_tiles(p, &why).empty());
+  EXPECT_EQ(why, "row tiles: not a pointwise kernel");
+  ir::Kernel odd = gn->graphs[0]->kernels.at(1);
+  odd.source.replace(odd.source.find("xnumel = 65536"), 14, "xnumel = 65500");
+  p.kernel = &odd;
+  EXPECT_TRUE(agents::rewrites::row_tiles(p, &why).empty());
+  EXPECT_EQ(why, "row tiles: rows of 256 do not divide xnumel 65500");
 }

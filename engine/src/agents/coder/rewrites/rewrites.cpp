@@ -10,6 +10,7 @@
 #include "agents/coder/rewrites/source_edit.h"
 #include "agents/coder/rewrites/single_pass.h"
 #include "agents/coder/rewrites/proven_masks.h"
+#include "agents/coder/rewrites/row_tiles.h"
 #include "agents/coder/rewrites/transposed_tile.h"
 #include "agents/coder/rewrites/x_order.h"
 #include "artifact/ir.h"
@@ -288,6 +289,7 @@ const Rewrite kRewrites[] = {
     {"single_pass", true, any_kernel, single_pass_candidates},
     {"transposed_tile", true, pointwise_kernel, transposed_tile},
     {"proven_masks", false, pointwise_kernel, proven_masks_rewrite},
+    {"row_tiles", false, pointwise_kernel, row_tiles},
 };
 
 }  // namespace

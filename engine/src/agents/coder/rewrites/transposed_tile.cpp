@@ -18,26 +18,6 @@ using namespace detail;
 
 namespace {
 
-// A digit variable of the x index: `name = <xindex restricted to [lo, hi)>` (lo, hi digit
-// boundaries: `xindex % hi`, `(xindex // lo) % (hi/lo)`, `xindex // lo`, `xindex`).
-struct Digit {
-  const py::Node* stmt;
-  std::string name;
-  int64_t lo, hi;
-};
-
-std::optional<Digit> digit_of(const std::string& text, const py::Node* stmt, int64_t n) {
-  static const std::regex plain(R"(^(\w+) = xindex$)"), mod(R"(^(\w+) = \(?xindex % (\d+)\)?$)"),
-      div_mod(R"(^(\w+) = \(?\(xindex // (\d+)\) % (\d+)\)?$)"), div(R"(^(\w+) = \(?xindex // (\d+)\)?$)");
-  std::smatch m;
-  if (std::regex_match(text, m, plain)) return Digit{stmt, m[1], 1, n};
-  if (std::regex_match(text, m, mod)) return Digit{stmt, m[1], 1, std::stoll(m[2])};
-  if (std::regex_match(text, m, div_mod))
-    return Digit{stmt, m[1], std::stoll(m[2]), std::stoll(m[2]) * std::stoll(m[3])};
-  if (std::regex_match(text, m, div)) return Digit{stmt, m[1], std::stoll(m[2]), n};
-  return std::nullopt;
-}
-
 // Whether `name` appears in `expr` as a term of its own (not multiplied, divided or reduced):
 // the access is then contiguous along that digit.
 bool bare_term(const std::string& expr, const std::string& name) {

@@ -10,6 +10,18 @@ size_t count_words(const std::string& text, const std::string& word) {
   return static_cast<size_t>(std::distance(std::sregex_iterator(text.begin(), text.end(), w), std::sregex_iterator()));
 }
 
+std::optional<Digit> digit_of(const std::string& text, const py::Node* stmt, int64_t n) {
+  static const std::regex plain(R"(^(\w+) = xindex$)"), mod(R"(^(\w+) = \(?xindex % (\d+)\)?$)"),
+      div_mod(R"(^(\w+) = \(?\(xindex // (\d+)\) % (\d+)\)?$)"), div(R"(^(\w+) = \(?xindex // (\d+)\)?$)");
+  std::smatch m;
+  if (std::regex_match(text, m, plain)) return Digit{stmt, m[1], 1, n};
+  if (std::regex_match(text, m, mod)) return Digit{stmt, m[1], 1, std::stoll(m[2])};
+  if (std::regex_match(text, m, div_mod))
+    return Digit{stmt, m[1], std::stoll(m[2]), std::stoll(m[2]) * std::stoll(m[3])};
+  if (std::regex_match(text, m, div)) return Digit{stmt, m[1], std::stoll(m[2]), n};
+  return std::nullopt;
+}
+
 std::optional<XIndex> x_index(const std::string& source, const py::Node* entry, const std::string& what,
                               std::string* why) {
   auto no = [&](const std::string& reason) {

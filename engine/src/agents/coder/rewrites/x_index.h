@@ -24,6 +24,15 @@ struct XIndex {
   std::vector<const py::Node*> others;    // every other statement of the entry, in order
 };
 
+// A digit variable of the x index: `name = <xindex restricted to [lo, hi)>` (lo, hi digit
+// boundaries: `xindex % hi`, `(xindex // lo) % (hi/lo)`, `xindex // lo`, `xindex`; n is xnumel).
+struct Digit {
+  const py::Node* stmt;
+  std::string name;
+  int64_t lo, hi;
+};
+std::optional<Digit> digit_of(const std::string& text, const py::Node* stmt, int64_t n);
+
 // The entry's x index, or nothing with the reason in `why` (prefixed by `what`: "x order: ...").
 std::optional<XIndex> x_index(const std::string& source, const py::Node* entry, const std::string& what,
                               std::string* why);
