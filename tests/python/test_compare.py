@@ -76,3 +76,28 @@ def test_self_comparison_reports_what_comparing_with_a_copy_reports(dtype):
     if dtype.is_floating_point:
         w[3, 4], w[7, 1], w[9, 9] = float("nan"), float("inf"), -float("inf")
     assert cmp.self_comparison(w) == cmp.compare_tensor(w.clone(), w)
+
+
+def test_an_inf_against_the_largest_finite_value_is_rounding_level_only():
+    """A long bf16 product of special values, taken in two orders: the same true value just past bfloat16's
+    largest finite one rounds to inf in one order and to that value in the other. Rounding-level (G2 then
+    rests on the float64 rule), never `ok`; an inf against a value far from the edge, of the other sign, or
+    a NaN is no rounding."""
+    top = torch.finfo(torch.bfloat16).max
+    g = torch.Generator().manual_seed(3)
+    want = (torch.rand(4096, generator=g) * 100).to(torch.bfloat16)
+    want[10], want[20] = float("inf"), float("-inf")
+    got = want.clone()
+    got[10], got[20] = top, -top
+    c = cmp.compare_tensor(got, want)
+    assert not c["ok"] and not c["inf_positions_match"]
+    assert c["infs_at_overflow"] and c["rounding_ok"]
+    assert cmp.compare_tensor(want, got)["rounding_ok"]  # the candidate overflowed where the original did not
+    for value in (1e30, -top, float("nan")):
+        bad = got.clone()
+        bad[10] = value
+        c = cmp.compare_tensor(bad, want)
+        assert not c["rounding_ok"] and not c["ok"], value
+    flipped = want.clone()
+    flipped[10] = float("-inf")
+    assert not cmp.compare_tensor(flipped, want)["rounding_ok"]
