@@ -54,13 +54,11 @@ std::vector<Candidate> row_tiles(const KernelProfile& k, std::string* why) {
     say(why, "row tiles: " + reason);
     return std::vector<Candidate>{};
   };
-  if (k.kernel->kind != "pointwise") return no("not a pointwise kernel");
+  auto pw = untiled_pointwise(*k.kernel, "row tiles", why);
+  if (!pw) return {};
   const std::string& source = k.kernel->source;
-  auto ks = parse(source, k.kernel->name, why);
-  if (!ks) return {};
-  const py::Node* entry = ks->entry;
-  std::string body = text_of(source, entry);
-  if (count_words(body, "yindex") || count_words(body, "YBLOCK")) return no("the kernel is tiled already");
+  const py::Node* entry = pw->entry;
+  const std::string& body = pw->body;
   if (count_words(body, "num_programs") || count_words(body, "program_id") != 1)
     return no("the kernel reads its grid beyond the x offset");
   auto x = x_index(source, entry, "row tiles", why);

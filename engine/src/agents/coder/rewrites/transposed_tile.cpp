@@ -40,13 +40,11 @@ std::vector<Candidate> transposed_tile(const KernelProfile& k, std::string* why)
     say(why, "transposed tile: " + reason);
     return std::vector<Candidate>{};
   };
-  if (k.kernel->kind != "pointwise") return no("not a pointwise kernel");
+  auto pw = untiled_pointwise(*k.kernel, "transposed tile", why);
+  if (!pw) return {};
   const std::string& source = k.kernel->source;
-  auto ks = parse(source, k.kernel->name, why);
-  if (!ks) return {};
-  const py::Node* entry = ks->entry;
-  std::string body = text_of(source, entry);
-  if (count_words(body, "yindex") || count_words(body, "YBLOCK")) return no("the kernel is tiled already");
+  const py::Node* entry = pw->entry;
+  const std::string& body = pw->body;
   auto x = x_index(source, entry, "transposed tile", why);
   if (!x) return {};
   auto one_d = [](const std::string& s) { return s.empty() || s == "[:]"; };

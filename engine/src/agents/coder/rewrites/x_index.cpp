@@ -10,6 +10,23 @@ size_t count_words(const std::string& text, const std::string& word) {
   return static_cast<size_t>(std::distance(std::sregex_iterator(text.begin(), text.end(), w), std::sregex_iterator()));
 }
 
+std::optional<UntiledPointwise> untiled_pointwise(const ir::Kernel& k, const std::string& what, std::string* why) {
+  if (k.kind != "pointwise") {
+    say(why, what + ": not a pointwise kernel");
+    return std::nullopt;
+  }
+  auto ks = parse(k.source, k.name, why);
+  if (!ks) return std::nullopt;
+  UntiledPointwise u{std::move(*ks), nullptr, ""};
+  u.entry = u.ks.entry;
+  u.body = text_of(k.source, u.entry);
+  if (count_words(u.body, "yindex") || count_words(u.body, "YBLOCK")) {
+    say(why, what + ": the kernel is tiled already");
+    return std::nullopt;
+  }
+  return u;
+}
+
 std::optional<Digit> digit_of(const std::string& text, const py::Node* stmt, int64_t n) {
   static const std::regex plain(R"(^(\w+) = xindex$)"), mod(R"(^(\w+) = \(?xindex % (\d+)\)?$)"),
       div_mod(R"(^(\w+) = \(?\(xindex // (\d+)\) % (\d+)\)?$)"), div(R"(^(\w+) = \(?xindex // (\d+)\)?$)");

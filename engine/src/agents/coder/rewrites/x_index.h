@@ -37,6 +37,15 @@ std::optional<Digit> digit_of(const std::string& text, const py::Node* stmt, int
 std::optional<XIndex> x_index(const std::string& source, const py::Node* entry, const std::string& what,
                               std::string* why);
 
+// A pointwise kernel's parse, its entry and the entry's text, for a rewrite that re-deals its x index;
+// nothing, with the reason prefixed by `what`, for another kind or a kernel tiled already (YBLOCK).
+struct UntiledPointwise {
+  ir::KernelSource ks;
+  const py::Node* entry = nullptr;
+  std::string body;
+};
+std::optional<UntiledPointwise> untiled_pointwise(const ir::Kernel& k, const std::string& what, std::string* why);
+
 // How many times `word` stands as a whole word in `text`.
 size_t count_words(const std::string& text, const std::string& word);
 
