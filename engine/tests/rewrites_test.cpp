@@ -7,6 +7,7 @@
 
 #include "agents/agent.h"
 #include "agents/coder/builtin.h"
+#include "agents/coder/rewrites/masked_modulo.h"
 #include "agents/coder/rewrites/proven_masks.h"
 #include "agents/coder/rewrites/rewrites.h"
 #include "agents/coder/rewrites/row_tiles.h"
@@ -486,4 +487,54 @@ TEST(Rewrites, RowTilesMakeAGroupNormsPerRowValuesScalars) {
   p.kernel = &odd;
   EXPECT_TRUE(agents::rewrites::row_tiles(p, &why).empty());
   EXPECT_EQ(why, "row tiles: rows of 256 do not divide xnumel 65500");
+}
+
+TEST(Rewrites, MaskedModuloGoesOnlyWhereTheMaskBoundsTheIndex) {
+  // A split reduction's chunk in Inductor's form: the last chunk overshoots 517517, its lanes masked by tmp2.
+  const std::string kernel = R"(import triton
+import triton.language as tl
+
+@triton.jit
+def k(in_ptr0, in_ptr1, out_ptr0, xnumel, r0_numel, XBLOCK : tl.constexpr, R0_BLOCK : tl.constexpr):
+    xnumel = 8
+    r0_numel = 64690
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    r0_base = tl.arange(0, R0_BLOCK)[None, :]
+    x0 = xindex
+    _tmp5 = tl.full([XBLOCK, R0_BLOCK], 0, tl.float32)
+    for r0_offset in tl.range(0, r0_numel, R0_BLOCK):
+        r0_index = r0_offset + r0_base
+        r0_mask = r0_index < r0_numel
+        r0_1 = r0_index
+        tmp0 = (r0_1 + 64690*x0).to(tl.int32)
+        tmp1 = tl.full([1, 1], 517517, tl.int32)
+        tmp2 = tmp0 < tmp1
+        tmp3 = tl.load(in_ptr0 + (((r0_1 + 64690*x0) % 517517)), r0_mask & tmp2 & xmask, other=0.0)
+        tmp4 = tl.load(in_ptr1 + (((r0_1 + 64690*x0) % 517517)), r0_mask & xmask, other=0.0)
+        _tmp5 = _tmp5 + tmp3 + tmp4
+    tmp5 = tl.sum(_tmp5, 1)[:, None]
+    tl.store(out_ptr0 + (x0), tmp5, xmask)
+)";
+  std::string why;
+  auto mm = agents::rewrites::masked_modulo(kernel, "k", &why);
+  ASSERT_TRUE(mm) << why;
+  EXPECT_EQ(mm->dropped, 1);  // in_ptr1's mask does not bound its index: its modulo stays
+  EXPECT_NE(mm->source.find("tl.load(in_ptr0 + (((r0_1 + 64690*x0))), r0_mask & tmp2 & xmask"), std::string::npos);
+  EXPECT_NE(mm->source.find("tl.load(in_ptr1 + (((r0_1 + 64690*x0) % 517517)), r0_mask & xmask"), std::string::npos);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = kernel;
+    t.replace(t.find(from), from.size(), to);
+    return t;
+  };
+  // Another bound, another compared index, the comparison bound twice: nothing proves the index below the modulus.
+  for (const std::string& src : {with("tl.full([1, 1], 517517, tl.int32)", "tl.full([1, 1], 517518, tl.int32)"),
+                                 with("tmp0 = (r0_1 + 64690*x0).to(tl.int32)", "tmp0 = (r0_1 + 64691*x0).to(tl.int32)"),
+                                 with("        tmp2 = tmp0 < tmp1\n",
+                                      "        tmp2 = tmp0 < tmp1\n        tmp2 = tmp0 < tmp1\n"),
+                                 with("tmp2 = tmp0 < tmp1", "tmp2 = tmp0 <= tmp1")}) {
+    EXPECT_FALSE(agents::rewrites::masked_modulo(src, "k", &why)) << src;
+    EXPECT_EQ(why, "masked modulo: no load index is a modulo that its mask bounds");
+  }
 }

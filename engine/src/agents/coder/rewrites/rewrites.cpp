@@ -9,6 +9,7 @@
 #include "agents/coder/rewrites/one_plus.h"
 #include "agents/coder/rewrites/source_edit.h"
 #include "agents/coder/rewrites/single_pass.h"
+#include "agents/coder/rewrites/masked_modulo.h"
 #include "agents/coder/rewrites/proven_masks.h"
 #include "agents/coder/rewrites/row_tiles.h"
 #include "agents/coder/rewrites/transposed_tile.h"
@@ -267,6 +268,13 @@ std::vector<Candidate> proven_masks_rewrite(const KernelProfile& k, std::string*
                      pm->source}});
 }
 
+std::vector<Candidate> masked_modulo_rewrite(const KernelProfile& k, std::string* why) {
+  auto mm = masked_modulo(k.kernel->source, k.kernel->name, why);
+  if (!mm) return {};
+  return pinned(k, {{fmt::format("masked modulo: {} load index modulo(s) its mask bounds dropped", mm->dropped),
+                     mm->source}});
+}
+
 bool any_kernel(const ir::Kernel&) { return true; }
 bool pointwise_kernel(const ir::Kernel& k) { return k.kind == "pointwise"; }
 
@@ -290,6 +298,7 @@ const Rewrite kRewrites[] = {
     {"transposed_tile", true, pointwise_kernel, transposed_tile},
     {"proven_masks", false, pointwise_kernel, proven_masks_rewrite},
     {"row_tiles", false, pointwise_kernel, row_tiles},
+    {"masked_modulo", false, any_kernel, masked_modulo_rewrite},
 };
 
 }  // namespace

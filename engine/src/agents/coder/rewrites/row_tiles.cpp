@@ -99,8 +99,10 @@ std::vector<Candidate> row_tiles(const KernelProfile& k, std::string* why) {
     bool only_row = std::all_of(used.begin(), used.end(), [&](const std::string& u) { return per_row.count(u); });
     if (!uses_row || !only_row) return;
     const auto& args = c->list("args");
-    bool other = std::any_of(c->list("keywords").begin(), c->list("keywords").end(),
-                             [](const py::Node* kw) { return kw->ident("arg") == "other" || kw->ident("arg") == "mask"; });
+    const auto& kws = c->list("keywords");
+    bool other = std::any_of(kws.begin(), kws.end(), [](const py::Node* kw) {
+      return kw->ident("arg") == "other" || kw->ident("arg") == "mask";
+    });
     if (args.size() == 2 && !other && (is_name(args[1], "xmask") ||
                                        (args[1]->is("Constant") && args[1]->const_kind == py::ConstKind::None))) {
       edits.push_back({args[1]->begin.offset, args[1]->end.offset, "None"});
