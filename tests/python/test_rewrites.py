@@ -472,3 +472,20 @@ def test_proven_masks_pass_the_gates_on_captured_pools(kernelopt_bin, tmp_path, 
     assert [c["description"] for c in cands] == [
         f"proven masks: {dropped} bounds check(s) on {dropped} load(s) dropped (true for every element)"], cands
     verify(kernelopt_bin, bundle, kernel, cands[0]["file"], tmp_path)
+
+
+def test_single_pass_column_tiles_hold_32_or_64_columns_and_pass_the_gates(kernelopt_bin, tmp_path):
+    """A column reduction in Inductor's form (tests/python/data: an L1 normalize over dim 0, its columns along the
+    contiguous axis, `x0 + 984*r0_1`): loads are coalesced only over 32 or more columns a program, so the single
+    pass also comes with tiles of 32 and 64 columns over 16-32 warps; they read each value once and pass G1-G3."""
+    bundle = ROOT / "tests/python/data/l1_normalize_columns_bf16_inductor_form"
+    kernel = "triton_red_fused_clamp_min_div_expand_linalg_vector_norm_0"
+    cands = rewrites_of(kernelopt_bin, bundle, kernel, tmp_path / "rw")
+    wide = [c for c in cands if c["description"].startswith("single pass: ") and
+            re.search(r"XBLOCK=(32|64) R0_BLOCK=128 num_warps=(16|32) ", c["description"])]
+    assert len(wide) == 4, [c["description"] for c in cands]
+    verify(kernelopt_bin, bundle, kernel, wide[0]["file"], tmp_path)
+    verify(kernelopt_bin, bundle, kernel, wide[-1]["file"], tmp_path)
+    # A row reduction (rows along the contiguous axis) gets none: its loads are coalesced at one row a program.
+    rows = rewrites_of(kernelopt_bin, small_softmax(tmp_path), SOFTMAX, tmp_path / "rows")
+    assert not [c for c in rows if re.search(r"XBLOCK=(32|64) R0_BLOCK", c["description"])]

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "agents/coder/config_space.h"
+#include "agents/coder/fusion/index_map.h"
 #include "agents/coder/rewrites/softmax_folds.h"
 #include "agents/coder/rewrites/source_edit.h"
 #include "artifact/pin_config.h"
@@ -380,6 +381,33 @@ std::optional<SinglePass> single_pass(const std::string& source, const std::stri
   return rewrite(source, name, nullptr, launches, why);
 }
 
+namespace {
+
+// Whether the kernel's loads along its rows run across the contiguous axis: every load whose index
+// uses the reduced digit has it at a stride above 1 and an x digit at stride 1.
+bool column_loads(const std::string& source, const std::string& name) {
+  auto ks = parse(source, name, nullptr);
+  if (!ks) return false;
+  int columns = 0, others = 0;
+  py::walk(ks->entry, [&](const py::Node* c) {
+    if (!is_tl_call(c, "load") || c->list("args").empty()) return;
+    const py::Node* ptr = c->list("args")[0];
+    if (!ptr->is("BinOp") || ptr->ident("op") != "Add") return;
+    auto a = fusion::affine(ptr->child("right"));
+    if (!a) return;
+    bool r_strided = false, r_unit = false, x_unit = false;
+    for (const auto& [n, v] : a->coef) {
+      if (n.starts_with("r0_")) (std::llabs(v) == 1 ? r_unit : r_strided) = true;
+      if (n.starts_with("x") && std::llabs(v) == 1) x_unit = true;
+    }
+    if (!r_strided && !r_unit) return;  // a per-row operand
+    (r_strided && !r_unit && x_unit ? columns : others) += 1;
+  });
+  return columns > 0 && others == 0;
+}
+
+}  // namespace
+
 std::vector<Candidate> single_pass_candidates(const KernelProfile& k, std::string* why) {
   if (k.kernel->kind != "reduction") {
     say(why, "single pass: not a looped reduction");
@@ -391,34 +419,43 @@ std::vector<Candidate> single_pass_candidates(const KernelProfile& k, std::strin
   // 8192 elements per program (registers), a few rows per program for short rows. One warp per row
   // too: a kernel heavy in per-element arithmetic (ALiBi bias, masks) ran best so on the H200, as
   // launch configs of its looped form (XBLOCK=1 num_warps=1).
-  std::vector<Candidate> out;
+  std::vector<std::pair<int64_t, int>> shapes;  // (rows a program, warps)
   for (int64_t x = 1; x <= 16 && x * sp->block <= kMaxSinglePassRow; x *= 2)
-    for (int w : {1, 2, 4, 8, 16}) {
-      int64_t per_thread = x * sp->block / (32 * w);
-      if (per_thread < 1 || per_thread > 64) continue;
-      nlohmann::json cfg = {{"XBLOCK", x}, {"R0_BLOCK", sp->block}, {"num_warps", w}, {"num_stages", 1}};
-      Candidate c;
-      c.origin = "rewrite";
-      c.description = fmt::format("single pass: each row read once ({} reload(s) removed{}{}{}, rows of {}), {}",
-                                  sp->reloads,
-                                  sp->recomputed ? fmt::format(", {} recomputed expression(s) reused", sp->recomputed)
-                                                 : std::string(),
-                                  sp->combines ? fmt::format(", {} softmax combine(s) on fresh accumulators folded",
-                                                             sp->combines)
+    for (int w : {1, 2, 4, 8, 16}) shapes.emplace_back(x, w);
+  // Rows across the contiguous axis (a column reduction: `x0 + 476473*r0_1`): a program's loads are
+  // coalesced only over 32 or more rows, which 8192 elements do not allow for rows of a few hundred;
+  // up to 64K elements a program over 16-32 warps then (on the H200-class parts, 64 values a thread).
+  if (column_loads(k.kernel->source, k.kernel->name))
+    for (int64_t x : {32, 64})
+      for (int w : {16, 32})
+        if (x * sp->block <= kMaxColumnTile) shapes.emplace_back(x, w);
+  std::vector<Candidate> out;
+  for (auto [x, w] : shapes) {
+    int64_t per_thread = x * sp->block / (32 * w);
+    if (per_thread < 1 || per_thread > 64) continue;
+    nlohmann::json cfg = {{"XBLOCK", x}, {"R0_BLOCK", sp->block}, {"num_warps", w}, {"num_stages", 1}};
+    Candidate c;
+    c.origin = "rewrite";
+    c.description = fmt::format("single pass: each row read once ({} reload(s) removed{}{}{}, rows of {}), {}",
+                                sp->reloads,
+                                sp->recomputed ? fmt::format(", {} recomputed expression(s) reused", sp->recomputed)
                                                : std::string(),
-                                  sp->shared_exps ? fmt::format(", {} softmax reduce(s) sharing their exps with the output",
-                                                                sp->shared_exps)
-                                                  : std::string(),
-                                  sp->block, ir::describe_config(cfg));
-      try {
-        c.source = ir::pin_config(sp->source, k.kernel->name, cfg);
-      } catch (const std::exception& e) {
-        say(why, std::string("single pass: ") + e.what());
-        return {};
-      }
-      c.config = cfg;
-      out.push_back(std::move(c));
+                                sp->combines ? fmt::format(", {} softmax combine(s) on fresh accumulators folded",
+                                                           sp->combines)
+                                             : std::string(),
+                                sp->shared_exps ? fmt::format(", {} softmax reduce(s) sharing their exps with the output",
+                                                              sp->shared_exps)
+                                                : std::string(),
+                                sp->block, ir::describe_config(cfg));
+    try {
+      c.source = ir::pin_config(sp->source, k.kernel->name, cfg);
+    } catch (const std::exception& e) {
+      say(why, std::string("single pass: ") + e.what());
+      return {};
     }
+    c.config = cfg;
+    out.push_back(std::move(c));
+  }
   // Fast exp: libdevice's accurate exp (Inductor's, where fast math is off) as tl.exp (ex2.approx,
   // what the templates use), for the instances of one or two rows per program over at most four
   // warps: per-element arithmetic is what bounds those (the fused ALiBi softmax's kernel 0.875 ->

@@ -30,6 +30,9 @@ namespace kopt::agents::rewrites {
 // Longest row (elements) held in registers by one program: 8192 fp32 values over 16 warps are
 // 16 per thread for each live tensor.
 constexpr int64_t kMaxSinglePassRow = 8192;
+// The largest tile (rows x row block) a program holds for a column reduction, whose loads need 32 or
+// more rows a program to be coalesced: 64 values a thread over 32 warps.
+constexpr int64_t kMaxColumnTile = 65536;
 
 struct SinglePass {
   std::string source;  // the rewritten kernel, launch configs not yet pinned
