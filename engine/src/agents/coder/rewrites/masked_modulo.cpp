@@ -56,15 +56,6 @@ std::string resolved_text(const std::string& source, const Node* e, const std::m
   return text_of(source, e);
 }
 
-void and_terms(const Node* e, std::vector<const Node*>& out) {
-  if (e->is("BinOp") && e->ident("op") == "BitAnd") {
-    and_terms(e->child("left"), out);
-    and_terms(e->child("right"), out);
-  } else {
-    out.push_back(e);
-  }
-}
-
 }  // namespace
 
 std::optional<MaskedModulo> masked_modulo(const std::string& source, const std::string& name, std::string* why) {

@@ -127,16 +127,6 @@ Truth truth_of(const Node* e, const Env& env) {
   return Truth::Unknown;
 }
 
-// The terms of an `a & b & ...` mask, in order.
-void and_terms(const Node* e, std::vector<const Node*>& out) {
-  if (e->is("BinOp") && e->ident("op") == "BitAnd") {
-    and_terms(e->child("left"), out);
-    and_terms(e->child("right"), out);
-  } else {
-    out.push_back(e);
-  }
-}
-
 // A term's text as an operand of `&`: anything looser than a name or call gets its parentheses.
 std::string operand(const std::string& source, const Node* e) {
   std::string t = text_of(source, e);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "artifact/ir.h"
 
@@ -37,6 +38,16 @@ inline std::optional<ir::KernelSource> parse(const std::string& source, const st
 // The source text of `n`.
 inline std::string text_of(const std::string& source, const py::Node* n) {
   return source.substr(n->begin.offset, n->end.offset - n->begin.offset);
+}
+
+// The terms of an `a & b & ...` mask, in order.
+inline void and_terms(const py::Node* e, std::vector<const py::Node*>& out) {
+  if (e->is("BinOp") && e->ident("op") == "BitAnd") {
+    and_terms(e->child("left"), out);
+    and_terms(e->child("right"), out);
+  } else {
+    out.push_back(e);
+  }
 }
 
 inline void say(std::string* why, std::string text) {
