@@ -71,9 +71,7 @@ std::optional<MaskedModulo> masked_modulo(const std::string& source, const std::
     if (!index->is("BinOp") || index->ident("op") != "Mod") return;
     auto modulus = int_value(index->child("right"), bound);
     if (!modulus || *modulus <= 0) return;
-    const Node* mask = c->list("args").size() >= 2 ? c->list("args")[1] : nullptr;
-    for (const Node* kw : c->list("keywords"))
-      if (kw->ident("arg") == "mask") mask = kw->child("value");
+    const Node* mask = access_mask(c);
     if (!mask) return;
     std::string e = text_of(source, index->child("left"));
     std::vector<const Node*> terms;

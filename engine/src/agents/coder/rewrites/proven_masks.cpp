@@ -166,9 +166,7 @@ std::optional<ProvenMasks> proven_masks(const std::string& source, const std::st
   std::vector<Edit> edits;
   py::walk(entry, [&](const Node* n) {
     if (!is_tl_call(n, "load")) return;
-    const Node* mask = n->list("args").size() >= 2 ? n->list("args")[1] : nullptr;
-    for (const Node* kw : n->list("keywords"))
-      if (kw->ident("arg") == "mask") mask = kw->child("value");
+    const Node* mask = access_mask(n);
     if (!mask) return;
     std::vector<const Node*> terms, kept;
     and_terms(mask, terms);

@@ -144,9 +144,7 @@ std::vector<Candidate> row_tiles(const KernelProfile& k, std::string* why) {
       if ((!load && !store) || scalar_loads.count(c)) return;
       const auto& args = c->list("args");
       size_t at = load ? 1 : 2;
-      const py::Node* mask = args.size() > at ? args[at] : nullptr;
-      for (const py::Node* kw : c->list("keywords"))
-        if (kw->ident("arg") == "mask") mask = kw->child("value");
+      const py::Node* mask = access_mask(c);
       if (mask && mask->is("Constant") && mask->const_kind == py::ConstKind::None) {
         edits.push_back({mask->begin.offset, mask->end.offset, "xmask"});
       } else if (mask) {

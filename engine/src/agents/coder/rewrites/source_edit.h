@@ -40,6 +40,15 @@ inline std::string text_of(const std::string& source, const py::Node* n) {
   return source.substr(n->begin.offset, n->end.offset - n->begin.offset);
 }
 
+// The mask of a `tl.load` (its second argument or `mask=`) or `tl.store` (third), or null.
+inline const py::Node* access_mask(const py::Node* call) {
+  size_t at = is_tl_call(call, "store") ? 2 : 1;
+  const py::Node* mask = call->list("args").size() > at ? call->list("args")[at] : nullptr;
+  for (const py::Node* kw : call->list("keywords"))
+    if (kw->ident("arg") == "mask") mask = kw->child("value");
+  return mask;
+}
+
 // The terms of an `a & b & ...` mask, in order.
 inline void and_terms(const py::Node* e, std::vector<const py::Node*>& out) {
   if (e->is("BinOp") && e->ident("op") == "BitAnd") {
