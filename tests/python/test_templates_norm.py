@@ -55,7 +55,7 @@ def test_row_norm_template_is_verified_and_used(kernelopt_bin, tmp_path, bundle,
 
 def test_group_norm_statistics_kernel_uses_the_template(kernelopt_bin, tmp_path):
     """Group norm's statistics kernel (per-group Welford mean and M2, two per-row outputs G2 compares) takes
-    the template; its pointwise normalize kernel is not a row kernel and keeps configs only."""
+    the template; its pointwise normalize kernel is not a row kernel: configs and the row-tiles rewrite only."""
     out = tmp_path / "out"
     r = optimize(kernelopt_bin, CORPUS / "group_norm", out, tmp_path / "results.db", "--max-cascades", "1")
     assert r.returncode == 0, r.stderr
@@ -67,5 +67,6 @@ def test_group_norm_statistics_kernel_uses_the_template(kernelopt_bin, tmp_path)
     # own winners: it is chosen for its floor (test_region_fusion.py).
     assert stats["fused"] and stats["chosen"] is None
     pointwise = kernels["triton_poi_fused_native_group_norm_1"]
-    assert all(c["origin"] == "config" for c in pointwise["candidates"])
+    assert all(c["origin"] == "config" or c["description"].startswith("row tiles: ")
+               for c in pointwise["candidates"]), pointwise["candidates"]
     assert result_vs_eager(out)["match"]
