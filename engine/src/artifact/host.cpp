@@ -1,3 +1,4 @@
+#include <regex>
 // Reading the host side of an Inductor module: the statements of `call()` (or
 // `Runner.call` / `partition_N`) in program order. Inductor nests them inside
 // `with torch.cuda._DeviceGuard(i):` blocks, so the walk descends into compound
@@ -235,6 +236,11 @@ Function read_host_function(const py::Module& m, const py::Node* def, std::strin
   f.span = {def->begin, def->end};
   HostReader(m, kernel_by_var, f).block(def->list("body"));
   return f;
+}
+
+bool is_stream_lookup(const std::string& statement) {
+  static const std::regex re(R"(^\s*\w+\s*=\s*get_raw_stream\()");
+  return std::regex_search(statement, re);
 }
 
 }  // namespace kopt::ir

@@ -105,6 +105,11 @@ struct Input {
   std::vector<std::string> sizes, strides;  // from assert_size_stride when present
 };
 
+// Whether a host statement only looks up the launch stream (`stream0 = get_raw_stream(0)` on a GPU,
+// `raw_streamNone = get_raw_stream(None)` where Inductor writes Triton kernels for CPU tensors): kept as
+// an Other step, it computes nothing a region or a fused launch depends on besides the name.
+bool is_stream_lookup(const std::string& statement);
+
 // One statement of a host function, in program order.
 struct Step {
   enum class Kind { Launch, Extern, Alloc, View, Alias, Del, Partition, Other };

@@ -30,8 +30,8 @@ namespace {
 // Statements between launches that compute nothing: a region goes on across them. Anything else
 // that is not a launch (a vendor call, a partition, an aten fallback, a copy) ends it.
 bool bookkeeping(const std::string& text) {
-  static const std::regex re(R"(^\s*(stream\w*\s*=\s*get_raw_stream\(|torch\.cuda\.|assert_|pass\b|#))");
-  return std::regex_search(text, re);
+  static const std::regex re(R"(^\s*(torch\.cuda\.|assert_|pass\b|#))");
+  return ir::is_stream_lookup(text) || std::regex_search(text, re);
 }
 
 class Storages {

@@ -23,9 +23,8 @@ std::string text_of(const ir::Artifact& a, const ir::Span& s) {
 
 // Statements that only prepare a launch: a region's statements reach back over them.
 bool prepares(const ir::Step& s) {
-  static const std::regex stream(R"(^stream\w*\s*=\s*get_raw_stream\()");
   return s.kind == ir::Step::Kind::Alloc || s.kind == ir::Step::Kind::View || s.kind == ir::Step::Kind::Alias ||
-         s.kind == ir::Step::Kind::Del || (s.kind == ir::Step::Kind::Other && std::regex_search(s.text, stream));
+         s.kind == ir::Step::Kind::Del || (s.kind == ir::Step::Kind::Other && ir::is_stream_lookup(s.text));
 }
 
 // The statements that run `launches` (indices into the entry's launches), verbatim: the allocations
