@@ -40,6 +40,14 @@ std::string dotted_name(const py::Node* n) {
   return "";
 }
 
+const py::Node* converted(const py::Node* n, const py::Node** dtype) {
+  if (!n || !n->is("Call") || n->list("args").size() != 1 || !n->list("keywords").empty()) return nullptr;
+  const py::Node* f = n->child("func");
+  if (!f || !f->is("Attribute") || f->ident("attr") != "to") return nullptr;
+  if (dtype) *dtype = n->list("args")[0];
+  return f->child("value");
+}
+
 static json sequence(const py::Module& m, const std::vector<py::Node*>& elts) {
   json a = json::array();
   for (const py::Node* e : elts) a.push_back(literal_to_json(m, e));

@@ -18,4 +18,8 @@ std::optional<int64_t> int_literal(const py::Node* n);
 // The dotted name of a Name/Attribute chain ("torch.ops.aten.mm.default"), or "".
 std::string dotted_name(const py::Node* n);
 
+// For a conversion `value.to(dtype)` (one argument, no keywords): `value`, with `dtype` set to the
+// argument when given; nullptr for anything else.
+const py::Node* converted(const py::Node* n, const py::Node** dtype = nullptr);
+
 }  // namespace kopt::ir

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "artifact/literal.h"
 #include "artifact/pyparse/visit.h"
 
 namespace kopt::agents::fusion {
@@ -68,13 +69,11 @@ std::optional<Pointwise> read_pointwise(const ir::Kernel& k, const std::string& 
       continue;
     }
     // A half-precision buffer's load, converted to float32 where it is made.
-    if (const py::Node* f = v->is("Call") ? v->child("func") : nullptr;
-        f && f->is("Attribute") && f->ident("attr") == "to" && v->list("args").size() == 1 &&
-        v->list("keywords").empty())
-      if (auto l = load_of(f->child("value"))) {
-        pw.loads.push_back({st, name, *l, std::string(m.text(v->list("args")[0]))});
-        continue;
-      }
+    const py::Node* dtype = nullptr;
+    if (auto l = load_of(ir::converted(v, &dtype))) {
+      pw.loads.push_back({st, name, *l, std::string(m.text(dtype))});
+      continue;
+    }
     std::string bad;
     py::walk(v, [&](const py::Node* n) {
       if (n->is("Call") && not_elementwise(callee(m, n))) bad = callee(m, n);

@@ -73,19 +73,12 @@ std::optional<OnePlus> one_plus(const std::string& source, const std::string& na
   }
   auto ks = parse(source, name, why);
   if (!ks) return std::nullopt;
-  // Every name's assignments (a name bound more than once is not one value), and its definition.
-  std::map<std::string, int> bound;
-  std::map<std::string, const Node*> def;  // name -> its `name = value` statement
-  walk(ks->entry, [&](const Node* n) {
-    if (n->is("Name") && n->ident("ctx") == "Store") ++bound[std::string(n->ident("id"))];
-    if (n->is("Assign") && n->list("targets").size() == 1 && n->list("targets")[0]->is("Name"))
-      def[std::string(n->list("targets")[0]->ident("id"))] = n;
-  });
-  auto once = [&](const std::string& id) { return bound[id] == 1 && def.count(id); };
+  // The names bound once (a name bound more than once is not one value) and their definitions.
+  const std::map<std::string, const Node*> def = bound_once(ks->entry);
+  auto once = [&](const std::string& id) { return def.count(id) > 0; };
   std::set<std::string> ones;
   std::map<std::string, std::string> fns;  // value name -> "erf" / "tanh"
   for (const auto& [id, stmt] : def) {
-    if (!once(id)) continue;
     const Node* v = stmt->child("value");
     if (is_one(v)) ones.insert(id);
     std::string fn = libdevice_fn(v);
@@ -117,7 +110,7 @@ std::optional<OnePlus> one_plus(const std::string& source, const std::string& na
   int k = 0;
   for (const auto& [id, fn] : fns) {
     if (other_use.count(id) || !sums.count(id)) continue;
-    const Node* stmt = def[id];
+    const Node* stmt = def.at(id);
     std::string arg(stmt->child("value")->list("args")[0]->ident("id"));
     std::string ind(stmt->begin.col, ' ');
     std::string sum;

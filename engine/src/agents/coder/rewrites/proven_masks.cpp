@@ -8,6 +8,7 @@
 
 #include "agents/coder/rewrites/source_edit.h"
 #include "agents/coder/rewrites/x_index.h"
+#include "artifact/literal.h"
 #include "artifact/pyparse/edit.h"
 #include "artifact/pyparse/visit.h"
 
@@ -39,13 +40,6 @@ std::optional<Range> bounded(int64_t lo, int64_t hi) {
   return Range{lo, hi};
 }
 
-std::optional<int64_t> int_literal(const Node* e) {
-  if (e && e->is("Constant") && e->const_kind == py::ConstKind::Int) return std::stoll(e->value);
-  if (e && e->is("UnaryOp") && e->ident("op") == "USub")
-    if (auto v = int_literal(e->child("operand"))) return -*v;
-  return std::nullopt;
-}
-
 std::optional<Range> range_of(const Node* e, const Env& env);
 
 // `tl.full(shape, c, tl.int32 / tl.int64)` and `v.to(tl.int32 / tl.int64)`: an integer's range, or
@@ -54,11 +48,11 @@ std::optional<Range> call_range(const Node* e, const Env& env) {
   const auto& args = e->list("args");
   auto int_type = [](const Node* t) { return is_tl(t, "int32") ? 32 : is_tl(t, "int64") ? 64 : 0; };
   if (is_tl_call(e, "full") && args.size() == 3 && int_type(args[2]))
-    if (auto c = int_literal(args[1])) return bounded(*c, *c);
-  const Node* f = e->child("func");
-  if (f && f->is("Attribute") && f->ident("attr") == "to" && args.size() == 1 && e->list("keywords").empty()) {
-    int bits = int_type(args[0]);
-    auto r = bits ? range_of(f->child("value"), env) : std::nullopt;
+    if (auto c = ir::int_literal(args[1])) return bounded(*c, *c);
+  const Node* type = nullptr;
+  if (const Node* v = ir::converted(e, &type)) {
+    int bits = int_type(type);
+    auto r = bits ? range_of(v, env) : std::nullopt;
     constexpr int64_t kInt32Max = (int64_t{1} << 31) - 1;
     if (r && (bits == 64 || (r->lo >= -kInt32Max - 1 && r->hi <= kInt32Max))) return r;
   }
@@ -67,7 +61,7 @@ std::optional<Range> call_range(const Node* e, const Env& env) {
 
 std::optional<Range> range_of(const Node* e, const Env& env) {
   if (!e) return std::nullopt;
-  if (auto c = int_literal(e)) return bounded(*c, *c);
+  if (auto c = ir::int_literal(e)) return bounded(*c, *c);
   if (e->is("Name")) {
     auto it = env.ints.find(std::string(e->ident("id")));
     if (it == env.ints.end()) return std::nullopt;
@@ -147,17 +141,14 @@ std::optional<ProvenMasks> proven_masks(const std::string& source, const std::st
   auto x = x_index(source, entry, "proven masks", why);
   if (!x) return std::nullopt;
   // A name bound more than once is not one value: it is left unknown.
-  std::map<std::string, int> bound;
-  py::walk(entry, [&](const Node* n) {
-    if (n->is("Name") && n->ident("ctx") == "Store") ++bound[std::string(n->ident("id"))];
-  });
+  const std::map<std::string, const Node*> once = bound_once(entry);
   Env env;
   env.ints["xindex"] = Range{0, x->numel - 1};  // lanes past xnumel are masked by xmask (kept below)
   env.ints["xnumel"] = Range{x->numel, x->numel};
   for (const Node* s : x->others) {
     if (!s->is("Assign") || s->list("targets").size() != 1 || !s->list("targets")[0]->is("Name")) continue;
     std::string target(s->list("targets")[0]->ident("id"));
-    if (bound[target] != 1) continue;
+    if (!once.count(target)) continue;
     const Node* v = s->child("value");
     if (auto r = range_of(v, env)) env.ints[target] = *r;
     else if (Truth t = truth_of(v, env); t != Truth::Unknown) env.bools[target] = t;

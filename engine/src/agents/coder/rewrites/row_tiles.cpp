@@ -61,11 +61,8 @@ std::vector<Candidate> row_tiles(const KernelProfile& k, std::string* why) {
   const std::string& body = pw->body;
   if (count_words(body, "num_programs") || count_words(body, "program_id") != 1)
     return no("the kernel reads its grid beyond the x offset");
-  auto x = x_index(source, entry, "row tiles", why);
+  auto x = x_index_1d(source, entry, "row tiles", why);
   if (!x) return {};
-  if (!(x->suffix.empty() || x->suffix == "[:]") || (x->mask_is_full && !(x->mask_suffix.empty() ||
-                                                                          x->mask_suffix == "[:]")))
-    return no("the x index is not Inductor's 1-D `xoffset + tl.arange` form");
   // Inductor's order: xnumel, the offset, the index and mask, then the rest.
   const auto& stmts = entry->list("body");
   if (stmts.size() < 3 || text_of(source, stmts[1]) != "xoffset = tl.program_id(0) * XBLOCK" ||

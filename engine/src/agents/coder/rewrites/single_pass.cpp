@@ -429,6 +429,14 @@ std::vector<Candidate> single_pass_candidates(const KernelProfile& k, std::strin
     for (int64_t x : {32, 64})
       for (int w : {16, 32})
         if (x * sp->block <= kMaxColumnTile) shapes.emplace_back(x, w);
+  // What every instance says before its launch config.
+  std::string what = fmt::format(
+      "single pass: each row read once ({} reload(s) removed{}{}{}, rows of {})", sp->reloads,
+      sp->recomputed ? fmt::format(", {} recomputed expression(s) reused", sp->recomputed) : std::string(),
+      sp->combines ? fmt::format(", {} softmax combine(s) on fresh accumulators folded", sp->combines) : std::string(),
+      sp->shared_exps ? fmt::format(", {} softmax reduce(s) sharing their exps with the output", sp->shared_exps)
+                      : std::string(),
+      sp->block);
   std::vector<Candidate> out;
   for (auto [x, w] : shapes) {
     int64_t per_thread = x * sp->block / (32 * w);
@@ -436,17 +444,7 @@ std::vector<Candidate> single_pass_candidates(const KernelProfile& k, std::strin
     nlohmann::json cfg = {{"XBLOCK", x}, {"R0_BLOCK", sp->block}, {"num_warps", w}, {"num_stages", 1}};
     Candidate c;
     c.origin = "rewrite";
-    c.description = fmt::format("single pass: each row read once ({} reload(s) removed{}{}{}, rows of {}), {}",
-                                sp->reloads,
-                                sp->recomputed ? fmt::format(", {} recomputed expression(s) reused", sp->recomputed)
-                                               : std::string(),
-                                sp->combines ? fmt::format(", {} softmax combine(s) on fresh accumulators folded",
-                                                           sp->combines)
-                                             : std::string(),
-                                sp->shared_exps ? fmt::format(", {} softmax reduce(s) sharing their exps with the output",
-                                                              sp->shared_exps)
-                                                : std::string(),
-                                sp->block, ir::describe_config(cfg));
+    c.description = what + ", " + ir::describe_config(cfg);
     try {
       c.source = ir::pin_config(sp->source, k.kernel->name, cfg);
     } catch (const std::exception& e) {

@@ -3,12 +3,14 @@
 // edits into the text are py::walk (artifact/pyparse/visit.h) and py::apply_edits (edit.h).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "artifact/ir.h"
+#include "artifact/pyparse/visit.h"
 
 namespace kopt::agents::rewrites::detail {
 
@@ -38,6 +40,20 @@ inline std::optional<ir::KernelSource> parse(const std::string& source, const st
 // The source text of `n`.
 inline std::string text_of(const std::string& source, const py::Node* n) {
   return source.substr(n->begin.offset, n->end.offset - n->begin.offset);
+}
+
+// The `name = value` statements of the names bound exactly once in `entry` (a name assigned twice,
+// or also bound by a loop, is not one value).
+inline std::map<std::string, const py::Node*> bound_once(const py::Node* entry) {
+  std::map<std::string, int> stores;
+  std::map<std::string, const py::Node*> def;
+  py::walk(entry, [&](const py::Node* n) {
+    if (n->is("Name") && n->ident("ctx") == "Store") ++stores[std::string(n->ident("id"))];
+    if (n->is("Assign") && n->list("targets").size() == 1 && n->list("targets")[0]->is("Name"))
+      def[std::string(n->list("targets")[0]->ident("id"))] = n;
+  });
+  for (auto it = def.begin(); it != def.end();) it = stores[it->first] == 1 ? std::next(it) : def.erase(it);
+  return def;
 }
 
 // The mask of a `tl.load` (its second argument or `mask=`) or `tl.store` (third), or null.

@@ -45,11 +45,8 @@ std::vector<Candidate> transposed_tile(const KernelProfile& k, std::string* why)
   const std::string& source = k.kernel->source;
   const py::Node* entry = pw->entry;
   const std::string& body = pw->body;
-  auto x = x_index(source, entry, "transposed tile", why);
+  auto x = x_index_1d(source, entry, "transposed tile", why);
   if (!x) return {};
-  auto one_d = [](const std::string& s) { return s.empty() || s == "[:]"; };
-  if (!one_d(x->suffix) || (x->mask_is_full && !one_d(x->mask_suffix)))
-    return no("the x index is not Inductor's 1-D `xoffset + tl.arange` form");
   const int64_t n = x->numel;
   const py::Node *index_stmt = x->index_stmt, *mask_stmt = x->mask_stmt;
   const bool mask_is_full = x->mask_is_full;

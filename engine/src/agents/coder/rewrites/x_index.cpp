@@ -72,4 +72,16 @@ std::optional<XIndex> x_index(const std::string& source, const py::Node* entry, 
   return x;
 }
 
+std::optional<XIndex> x_index_1d(const std::string& source, const py::Node* entry, const std::string& what,
+                                 std::string* why) {
+  auto x = x_index(source, entry, what, why);
+  if (!x) return std::nullopt;
+  auto one_d = [](const std::string& s) { return s.empty() || s == "[:]"; };
+  if (!one_d(x->suffix) || (x->mask_is_full && !one_d(x->mask_suffix))) {
+    say(why, what + ": the x index is not Inductor's 1-D `xoffset + tl.arange` form");
+    return std::nullopt;
+  }
+  return x;
+}
+
 }  // namespace kopt::agents::rewrites::detail

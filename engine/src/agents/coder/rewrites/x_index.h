@@ -37,6 +37,10 @@ std::optional<Digit> digit_of(const std::string& text, const py::Node* stmt, int
 std::optional<XIndex> x_index(const std::string& source, const py::Node* entry, const std::string& what,
                               std::string* why);
 
+// x_index, for Inductor's 1-D pointwise form only (`tl.arange(0, XBLOCK)` or `[:]`, no second axis).
+std::optional<XIndex> x_index_1d(const std::string& source, const py::Node* entry, const std::string& what,
+                                 std::string* why);
+
 // A pointwise kernel's parse, its entry and the entry's text, for a rewrite that re-deals its x index;
 // nothing, with the reason prefixed by `what`, for another kind or a kernel tiled already (YBLOCK).
 struct UntiledPointwise {
