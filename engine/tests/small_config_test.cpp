@@ -3,6 +3,7 @@
 
 #include "artifact/pin_config.h"
 #include "test_util.h"
+#include "verify/order_probe.h"
 #include "verify/small_config.h"
 
 using namespace kopt;
@@ -68,3 +69,29 @@ TEST(SmallConfig, NoBlockParametersNoSmallRun) {
 }
 
 }  // namespace
+
+// G2's order probe (verify/order_probe.h): the original's own source under other blockings.
+TEST(OrderProbe, ConfigsRegroupTheOriginal) {
+  auto b = ir::load_bundle(
+      (std::filesystem::path(KOPT_SOURCE_DIR) / "tests/python/data/cumsum_split_scan_small").string());
+  const ir::Kernel& scan = kernel(*b, "triton_spl_fused_cumsum_0");  // min_split_scan_rblock 256, r0_ hint 65536
+  EXPECT_EQ(verify::order_probes(scan),
+            (std::vector<json>{{{"R0_BLOCK", 256}, {"num_warps", 4}, {"num_stages", 1}},
+                               {{"R0_BLOCK", 1024}, {"num_warps", 4}, {"num_stages", 1}}}));
+  auto r = kopt::testing::corpus("row_sum_long");
+  const ir::Kernel& red = kernel(*r, "triton_red_fused_sum_0");
+  EXPECT_EQ(verify::order_probes(red), (std::vector<json>{*verify::small_config(red, red.source)}));
+}
+
+TEST(OrderProbe, OnlyNonfinitePositionsWithFiniteElementsAgreeing) {
+  auto arg = [](bool ok, bool finite_ok, bool nan_match, bool inf_match) {
+    return json{{"ok", ok}, {"finite_ok", finite_ok}, {"nan_positions_match", nan_match},
+                {"inf_positions_match", inf_match}};
+  };
+  EXPECT_TRUE(verify::nonfinite_only({{"args", {arg(true, true, true, true), arg(false, true, false, true)}}}));
+  EXPECT_TRUE(verify::nonfinite_only({{"args", {arg(false, true, true, false)}}}));
+  EXPECT_FALSE(verify::nonfinite_only({{"args", {arg(false, false, false, true)}}}));  // a finite error too
+  EXPECT_FALSE(verify::nonfinite_only({{"args", {arg(false, true, true, true)}}}));    // positions equal: finite
+  EXPECT_FALSE(verify::nonfinite_only({{"args", {arg(true, true, true, true)}}}));     // nothing differs
+  EXPECT_FALSE(verify::nonfinite_only({{"args", {{{"ok", false}, {"mismatched", 3}}}}}));  // integers
+}

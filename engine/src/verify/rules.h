@@ -25,8 +25,9 @@ struct Verdict {
 };
 
 // Revised whenever a gate's rule changes: part of the results cache's key, so that no verdict reached under
-// another rule is reused (2: the float64 rule's rounding floor; 3: G2's infinities at the edge of the range).
-inline constexpr int kRulesRevision = 3;
+// another rule is reused (2: the float64 rule's rounding floor; 3: G2's infinities at the edge of the range;
+// 4: G2's order probe for NaN/Inf positions).
+inline constexpr int kRulesRevision = 4;
 
 // Two units in the last place of a floating dtype, relative to a magnitude (float32: 2^-22): below this
 // a largest error against float64, taken relative to the output's largest magnitude, cannot tell two
