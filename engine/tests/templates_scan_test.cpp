@@ -225,3 +225,39 @@ TEST(ScanSplitTemplate, OneSegmentPerRowWhenRowsAreMany) {
   auto few = agents::templates::instantiate(profile_of(*b, 0, launch(4)), &why);
   for (const auto& c : few) EXPECT_FALSE(c.description.starts_with("scan_split one segment")) << c.description;
 }
+
+TEST(ScanSplitTemplate, ColumnTilesForAScanOverAnOuterAxis) {
+  // An exclusive cumprod over dim 0 (Inductor: one column a program, every load 24 elements from the last, a
+  // masked row of 1100): programs of adjacent columns, each scanned whole; no lookback, the workspace unused.
+  auto b = ir::load_bundle(
+      (fs::path(KOPT_SOURCE_DIR) / "tests/python/data/cumprod_excl_columns_inductor_form").string());
+  auto p = profile_of(*b, 0, {tensor({1100, 24}, "bfloat16"), tensor({1100, 24}, "bfloat16"), tensor({960}, "uint8"),
+                              value(24), value(1100)});
+  ASSERT_EQ(p.family, "scan");
+  std::string why;
+  auto cands = agents::templates::instantiate(p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  dump("scan_split_columns", cands);
+  for (const auto& c : cands) {
+    EXPECT_TRUE(c.description.starts_with("scan_split columns: ")) << c.description;
+    EXPECT_EQ(c.config["R0_BLOCK"].get<int64_t>(), 1100);  // one segment: the grid's x axis is one program
+    EXPECT_EQ(c.source.find("exclusive_scan_decoupled_lookback"), std::string::npos);
+    for (const char* s : {"xindex = xoffset + tl.arange(0, XBLOCK_KOPT)[None, :]", "    if xoffset < xnumel:\n",
+                          "r0_mask = (r0_index < r0_numel) & xmask", "tl.arange(0, R0_BLOCK_KOPT)[:, None]",
+                          "keep_dims=True", "[R0_BLOCK_KOPT, XBLOCK_KOPT]", "tl.debug_barrier()"})
+      EXPECT_NE(c.source.find(s), std::string::npos) << s << "\n" << c.source;
+    EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.description;
+  }
+  // A scan along contiguous rows keeps the segment forms; its barrier-free split scan takes no column tiles.
+  auto rows = corpus("cumsum_long_large");
+  auto r = profile_of(*rows, 0, {tensor({4, 2097152}), tensor({4, 2097152}), tensor({262144}, "uint8"), value(4),
+                                 value(2097152)});
+  for (const auto& c : agents::templates::instantiate(r, &why))
+    EXPECT_FALSE(c.description.starts_with("scan_split columns")) << c.description;
+  // A row-contiguous split scan with a barrier is still declined, naming it.
+  ir::Kernel k = rows->graphs[0]->kernels.at(0);
+  k.source = kopt::testing::replaced(k.source, "    tl.store(", "    tl.debug_barrier()\n    tl.store(");
+  r.kernel = &k;
+  EXPECT_TRUE(agents::templates::instantiate(r, &why).empty());
+  EXPECT_NE(why.find("tl.debug_barrier()"), std::string::npos) << why;
+}

@@ -48,6 +48,9 @@ def template_used(kernelopt_bin, tmp_path, bundle, kernel, family, marker):
     (CORPUS / "reverse_cumsum", "triton_per_fused_cumsum_flip_0", "scan", "scan_rows"),
     # Long rows: Inductor's split scan (decoupled lookback through a workspace), segments in chunks.
     (DATA / "cumsum_split_scan_small", "triton_spl_fused_cumsum_0", "scan", "scan_split"),
+    # A split scan over an outer axis (rows 24 elements apart, one column a program in Inductor's form):
+    # programs of adjacent columns, each scanned whole with its carry.
+    (DATA / "cumprod_excl_columns_inductor_form", "triton_spl_fused_cumprod_div_0", "scan", "scan_split columns"),
     # A column reduction: argmin over dim 0 with many ties (the first index of the minimum wins).
     (DATA / "argmin_dim0_inductor_form", "triton_red_fused_argmin_0", "arg_reduction", "column_reduction"),
 ])
@@ -119,3 +122,23 @@ def test_a_reordered_scan_passes_on_rounding_only_under_the_float64_rule(kernelo
     e2e = report["module"]["end_to_end"]["evidence"]["correctness"]
     assert e2e["rule"].startswith("float64 rule (required")
     assert result_vs_eager(out)["match"]
+
+
+def test_column_scan_of_a_product_passes_g2_on_the_order_probe(kernelopt_bin, tmp_path):
+    """The column tiles regroup the exclusive cumprod: on the `special` seed its overflow positions move (NaN where
+    inf met a zero), as they do for the original's own code at another segment size; G2's order probe finds that and
+    G3's float64 rule passes the tiles (docs/gates.md). The recorded and other seeds match outright."""
+    from conftest import candidate_manifest, verify_gates
+
+    bundle = DATA / "cumprod_excl_columns_inductor_form"
+    manifest = candidate_manifest(kernelopt_bin, bundle, tmp_path / "c", device="cpu")
+    (k,) = manifest["kernels"]
+    tiles = [c for c in k["candidates"] if c["description"].startswith("scan_split columns")]
+    assert tiles, [c["description"] for c in k["candidates"]]
+    gates = verify_gates(kernelopt_bin, bundle, k["kernel"], tmp_path / "c" / tiles[0]["file"], tmp_path / "r.db",
+                         seeds=3, device="cpu")
+    g2 = gates["G2"]
+    assert g2["status"] == "passed" and g2["evidence"]["needs_fp64"], g2
+    probed = [r["inputs"] for r in g2["evidence"]["runs"] if "order_sensitive" in r]
+    assert probed == ["seed 2 (special)"], g2["evidence"]["runs"]
+    assert gates["G3"]["status"] == "passed", gates["G3"]

@@ -30,6 +30,93 @@ std::string indent(const std::vector<std::string>& lines, int n) {
   return out;
 }
 
+// Whether every load and store walks the row at a stride above 1 with x0 at stride 1 (`x0 + 743*r0_1`): a scan
+// over an outer axis, one column per program in Inductor's layout, each element its own 32-byte sector.
+bool column_strided(const std::vector<std::string>& pre, const std::vector<std::string>& post) {
+  static const std::regex strided(R"(\b(\d+)\*r0_1\b)"), unit_r(R"((^|[^*\w])r0_1\b)"), unit_x(R"((^|[^*\w])x0\b)");
+  int accesses = 0;
+  for (const auto* part : {&pre, &post})
+    for (const std::string& s : *part) {
+      if (s.find("tl.load(") == std::string::npos && s.find("tl.store(") == std::string::npos) continue;
+      std::smatch m;
+      if (!std::regex_search(s, m, strided) || std::stoll(m[1]) <= 1) return false;
+      std::string rest = std::regex_replace(s, strided, "");
+      if (std::regex_search(rest, unit_r) || !std::regex_search(s, unit_x)) return false;
+      ++accesses;
+    }
+  return accesses > 0;
+}
+
+// A statement of the one-segment form made two-dimensional: chunk rows down axis 0, XBLOCK_KOPT adjacent columns
+// across axis 1; masks take the column bound, reductions keep their axis for the carry.
+std::string two_d(std::string s) {
+  static const std::regex index(R"(^(r0_index\w*) = (r0_offset\w*) \+ tl\.arange\(0, R0_BLOCK_KOPT\)\[:\]$)"),
+      full_mask(R"(^(r0_mask\w*) = tl\.full\(\[R0_BLOCK_KOPT\], True, tl\.int1\)\[:\]$)"),
+      bound_mask(R"(^(r0_mask\w*) = (r0_index\w*) < r0_numel$)"), reduce(R"(tl\.reduce\((\w+), 0, (\w+)\))");
+  s = std::regex_replace(s, index, "$1 = $2 + tl.arange(0, R0_BLOCK_KOPT)[:, None]");
+  s = std::regex_replace(s, full_mask, "$1 = tl.full([R0_BLOCK_KOPT, 1], True, tl.int1) & xmask");
+  s = std::regex_replace(s, bound_mask, "$1 = ($2 < r0_numel) & xmask");
+  s = std::regex_replace(s, reduce, "tl.reduce($1, 0, $2, keep_dims=True)");
+  size_t p = 0;
+  while ((p = s.find("[R0_BLOCK_KOPT]", p)) != std::string::npos) s.replace(p, 15, "[R0_BLOCK_KOPT, XBLOCK_KOPT]");
+  return s;
+}
+
+// Column tiles: a program scans XBLOCK_KOPT adjacent columns whole, in chunks of rows, the carry in registers
+// (the one-segment form of a row, transposed); loads and stores are coalesced across the columns and the
+// workspace goes unused. The split-scan grid keeps one program per column (y) and, with R0_BLOCK pinned to the
+// row, one segment (x): programs past the last tile have nothing to do.
+std::vector<Candidate> column_tiles(const ir::Kernel& ker, int64_t numel, const std::vector<std::string>& setup,
+                                    const std::vector<std::string>& p1_first, const std::vector<std::string>& p2_first,
+                                    const std::vector<std::string>& p2_loop, const std::string& prefix,
+                                    std::string* why_not) {
+  std::vector<std::string> setup2;
+  int fixed = 0;
+  for (const std::string& s : setup) {
+    if (s == "xoffset = tl.program_id(1) * XBLOCK") {
+      setup2.push_back("xoffset = tl.program_id(1) * XBLOCK_KOPT"), ++fixed;
+    } else if (s == "xindex = tl.full([1], xoffset, tl.int32)") {
+      setup2.push_back("xindex = xoffset + tl.arange(0, XBLOCK_KOPT)[None, :]"), ++fixed;
+    } else {
+      setup2.push_back(s);
+    }
+  }
+  if (fixed != 2) return decline(why_not, "column scan: not Inductor's one-column-a-program x index");
+  auto two = [](const std::vector<std::string>& v) {
+    std::vector<std::string> out;
+    for (const std::string& s : v) out.push_back(two_d(s));
+    return out;
+  };
+  struct Shape {
+    int64_t columns, rows;
+    int warps, stages;
+  };
+  std::vector<Candidate> out;
+  for (Shape sh : {Shape{32, 128, 4, 2}, Shape{16, 256, 4, 2}, Shape{64, 64, 4, 2}, Shape{32, 256, 8, 2},
+                   Shape{64, 128, 8, 2}, Shape{16, 128, 4, 3}, Shape{32, 64, 4, 3}, Shape{64, 256, 16, 2}}) {
+    if (numel <= sh.rows) continue;
+    std::string def = fmt::format(
+        "def {name}({params}):\n"
+        "    # kernelopt template scan_split columns: {xt} adjacent columns a program, each scanned whole in chunks\n"
+        "    # of {ch} rows, the carry in registers; loads and stores coalesced across the columns.\n"
+        "    R0_BLOCK_KOPT: tl.constexpr = {ch}\n    XBLOCK_KOPT: tl.constexpr = {xt}\n"
+        "{setup}    kopt_segment = tl.program_id(0) * R0_BLOCK\n"
+        "    if xoffset < xnumel:\n"
+        "{p1f}        {prefix} = kopt_total\n"
+        "{p2f}        for kopt_chunk in tl.range(R0_BLOCK_KOPT, R0_BLOCK, R0_BLOCK_KOPT):\n{p2l}",
+        fmt::arg("name", ker.entry), fmt::arg("params", entry_params(ker)), fmt::arg("xt", sh.columns),
+        fmt::arg("ch", sh.rows), fmt::arg("setup", indent(setup2, 4)), fmt::arg("p1f", indent(two(p1_first), 8)),
+        fmt::arg("prefix", prefix), fmt::arg("p2f", indent(two(p2_first), 8)),
+        fmt::arg("p2l", indent(two(p2_loop), 12)));
+    json c = {{"R0_BLOCK", numel}, {"num_warps", sh.warps}, {"num_stages", sh.stages}};
+    out.push_back(instance(ker, "scan", replace_entry(ker, def), c,
+                           fmt::format("scan_split columns: {} columns a program, chunks of {} rows, {}", sh.columns,
+                                       sh.rows, ir::describe_config(c))));
+  }
+  if (out.empty()) return decline(why_not, "column scan: the row is shorter than every chunk");
+  return out;
+}
+
 }  // namespace
 
 std::vector<Candidate> scan_split(const KernelProfile& k, std::string* why_not) {
@@ -51,6 +138,7 @@ std::vector<Candidate> scan_split(const KernelProfile& k, std::string* why_not) 
   std::smatch m;
   std::string total, scan_in, fn, prefix, ws_var, lookback_fn, lookback_rest, scanned, combined;
   std::vector<std::string> setup, ws, pre, post;
+  std::string barrier;
   for (int i = 0; i < static_cast<int>(body->size()); ++i) {
     const std::string& s = (*body)[i];
     if (std::regex_match(s, m, r0numel_re)) numel = std::stoll(m[1]);
@@ -85,13 +173,19 @@ std::vector<Candidate> scan_split(const KernelProfile& k, std::string* why_not) 
       post.push_back(s);
     } else {
       if (reduce >= 0 && where < 0) return no("`" + s + "` sits inside the lookback sequence");
-      for (const char* bad : kRowWide)
-        if (s.find(bad) != std::string::npos) return no(fmt::format("`{}` is not elementwise along the row", s));
+      if (s == "tl.debug_barrier()") {
+        barrier = s;  // a program-wide sync (before an in-place store): kept as is by the column form only
+      } else {
+        for (const char* bad : kRowWide)
+          if (s.find(bad) != std::string::npos) return no(fmt::format("`{}` is not elementwise along the row", s));
+      }
       (reduce < 0 ? pre : post).push_back(s);
     }
   }
   if (start < 0 || where < 0 || ws_var.empty() || numel <= 0) return no("not Inductor's split-scan layout");
-  if (std::find(pre.begin(), pre.end(), "r0_mask = tl.full([R0_BLOCK], True, tl.int1)[:]") == pre.end())
+  const bool columns = column_strided(pre, post);
+  if (!columns && !barrier.empty()) return no("`tl.debug_barrier()` is not elementwise along the row");
+  if (!columns && std::find(pre.begin(), pre.end(), "r0_mask = tl.full([R0_BLOCK], True, tl.int1)[:]") == pre.end())
     return no("a masked row (its length is not a multiple of every block)");
   for (const json& l : k.launches) {
     const json& a = l["args"];
@@ -141,6 +235,7 @@ std::vector<Candidate> scan_split(const KernelProfile& k, std::string* why_not) 
   std::string lookback_stmt = fmt::format("{} = {}({}, kopt_total, tl.program_id(0), {}{})", prefix, lookback_fn,
                                           ws_var, fn, lookback_rest);
   const std::string params = entry_params(ker);
+  if (columns) return column_tiles(ker, numel, setup, p1_first, p2_first, p2_loop, prefix, why_not);
   // One segment per row (R0_BLOCK = the row: a grid of one program per row): no totals pass and no
   // lookback, the carry stays in registers, so each row is read once and written once where the
   // segmented form reads every segment twice. Worth it only with rows enough to keep most SMs
