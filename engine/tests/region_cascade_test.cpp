@@ -11,6 +11,7 @@
 
 #include "agents/coder/fusion/fusion.h"
 #include "artifact/bundle.h"
+#include "artifact/pin_config.h"
 #include "results/record.h"
 #include "stitch/stitch.h"
 #include "verify/region_cascade.h"
@@ -131,4 +132,39 @@ TEST(RegionCascadeWorker, TheFusedFlipPassesG1ToG3AndHalfAnOutputFailsG2) {
     EXPECT_EQ(bad.cascade.gates[1].evidence["mismatched_outputs"][0]["name"], "buf1")
         << bad.cascade.gates[1].evidence.dump(2);
   }
+}
+
+TEST(RegionCascadeWorker, ARegroupedProductPassesG2OnTheOrderProbe) {
+  // A reversed cumprod's fused flip, its scan pinned to chunks of 256 where the baseline's scan takes the row in
+  // one: on the special seed the product overflows at other positions (NaN where inf met a zero). The original
+  // launches with their scan at another config differ so too (the region's order probe): G2 passes on the float64
+  // rule, and G3 judges it.
+  auto b = ir::load_bundle((fs::path(KOPT_SOURCE_DIR) / "tests/python/data/cumprod_rev_rows_cpu_capture").string());
+  const ir::Artifact& a = *b->graphs.at(0);
+  auto rs = profile::regions(a, *a.entry_function(), b->meta["graphs"][0]["args"]);
+  auto plan = agents::fusion::plan_region(a, *a.entry_function(), rs.at(0));
+  ASSERT_FALSE(plan.candidates.empty());
+  const stitch::RegionEdit& edit = plan.candidates.at(0).edit;
+  std::string fused = stitch::stitch(a, {}, {}, {edit});
+  auto fa = ir::build(fused, "fused module");
+  const ir::Kernel* k = fa->find_kernel(edit.kernel);
+  ASSERT_NE(k, nullptr);
+  std::string regrouped = stitch::stitch(
+      *fa, {{edit.kernel, ir::pin_config(k->source, k->name, {{"XBLOCK", 1}, {"R0_BLOCK", 256}, {"num_warps", 4}}),
+             "test"}});
+  worker::Supervisor sup(cpu_worker());
+  verify::CascadeOptions o;
+  o.timeout = std::chrono::seconds(300);
+  o.seeds = 3;
+  verify::RegionCascadeResult r = verify::run_region_cascade(sup, *b, 0, facts_of(*b, 0), regrouped, o);
+  const auto json = results::cascade_json(r.cascade).dump(2);
+  ASSERT_GE(r.cascade.gates.size(), 3u) << json;
+  const auto& g2 = r.cascade.gates[1].evidence;
+  EXPECT_EQ(r.cascade.gates[1].status, verify::GateStatus::passed) << json;
+  EXPECT_TRUE(g2.value("needs_fp64", false)) << json;
+  std::vector<std::string> probed;
+  for (const auto& run : g2["runs"])
+    if (run.contains("order_sensitive")) probed.push_back(run["inputs"]);
+  EXPECT_EQ(probed, std::vector<std::string>{"seed 2 (special)"}) << json;
+  EXPECT_EQ(r.cascade.gates[2].status, verify::GateStatus::passed) << json;
 }

@@ -3,11 +3,16 @@
 #include <chrono>
 #include <map>
 #include <regex>
+#include <optional>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
+#include "artifact/pin_config.h"
+#include "stitch/stitch.h"
 #include "verify/g2_runs.h"
+#include "verify/order_probe.h"
 #include "verify/rules.h"
 #include "worker/client.h"
 
@@ -87,6 +92,39 @@ std::vector<worker::RegionBinding> bindings(const ir::Artifact& a, const std::ve
   return out;
 }
 
+// G2's order probe for a region (order_probe.h): the baseline module with each of the region's kernels pinned
+// to its first probe config, run as the candidate of the original's own statements on the same inputs. Evidence
+// when it differs from the baseline's run in NaN/Inf positions alone; nothing otherwise.
+std::optional<json> order_probe(worker::Supervisor& sup, const ir::Artifact& a, const RegionFacts& facts,
+                                const worker::RunRegionRequest& run, const CascadeOptions& o) {
+  std::set<size_t> kernels;
+  for (size_t li : facts.launches) kernels.insert(a.entry_function()->launches[li].kernel);
+  std::vector<stitch::Replacement> pinned;
+  json configs = json::object();
+  for (size_t ki : kernels) {
+    const ir::Kernel& k = a.kernels[ki];
+    std::vector<json> probes = order_probes(k);
+    if (probes.empty()) continue;
+    try {
+      pinned.push_back({k.name, ir::pin_config(k.source, k.name, probes.front()), "order probe"});
+    } catch (const std::exception&) {
+      continue;  // a config this kernel's source does not take: no probe of it
+    }
+    configs[k.name] = ir::describe_config(probes.front());
+  }
+  if (pinned.empty()) return std::nullopt;
+  worker::RunRegionRequest req = run;
+  req.source = stitch::stitch(a, pinned, o.pins);
+  req.candidate = req.original;
+  req.repeat = false;
+  worker::RunKernelReply r = worker::run_region(sup, req, o.timeout);
+  if (failed_reply(r) || r.match || !nonfinite_only(r.comparison)) return std::nullopt;
+  return json{{"original_configs", configs},
+              {"rule", "the original launches, their kernels under these configs, also differ from the baseline's "
+                       "run in NaN/Inf positions alone on these inputs: the positions depend on the grouping; finite "
+                       "elements compared, G3's float64 rule decides"}};
+}
+
 GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const RegionFacts& facts,
               const std::string& module, const CascadeOptions& o) {
   const ir::Artifact& a = *b.graphs.at(graph);
@@ -134,6 +172,16 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
       runs.push_back(summary);
       rounding = true;
       continue;
+    }
+    if (!r.match && std::string_view(run.fill) == "garbage" && r.deterministic.value_or(true) &&
+        nonfinite_only(r.comparison)) {
+      // As for one kernel (cascade.cpp): garbage-filled runs only, the original's own grouping differing too.
+      if (auto probe = order_probe(sup, a, facts, req, o)) {
+        summary["order_sensitive"] = *probe;
+        runs.push_back(summary);
+        rounding = true;
+        continue;
+      }
     }
     runs.push_back(summary);
     if (!r.match) {
