@@ -168,3 +168,33 @@ TEST(RegionCascadeWorker, ARegroupedProductPassesG2OnTheOrderProbe) {
   EXPECT_EQ(probed, std::vector<std::string>{"seed 2 (special)"}) << json;
   EXPECT_EQ(r.cascade.gates[2].status, verify::GateStatus::passed) << json;
 }
+
+TEST(RegionCascadeWorker, ATiledConsumerOfTheScanAndItsInputFoldsAndAWrongSecondLoadFailsG2) {
+  // An exclusive cumsum over a transposed layout (fixture captured here): the epilogue folds the 2-D tiled
+  // `cumsum - x` kernel into the scan, loading the input again through the scan's own parameter. The honest
+  // fusion passes G1-G3; the same with that load one element off (wrapped inside its row) fails G2.
+  auto b = ir::load_bundle(
+      (fs::path(KOPT_SOURCE_DIR) / "tests/python/data/cumsum_excl_transposed_cpu_capture").string());
+  const ir::Artifact& a = *b->graphs.at(0);
+  auto rs = profile::regions(a, *a.entry_function(), b->meta["graphs"][0]["args"]);
+  auto plan = agents::fusion::plan_region(a, *a.entry_function(), rs.at(0));
+  ASSERT_EQ(plan.candidates.size(), 1u);
+  std::string fused = stitch::stitch(a, {}, {}, {plan.candidates.at(0).edit});
+  const std::string second =
+      "fuse_tmp1 = tl.load(in_ptr0 + (1 * fuse_x2 + 16 * fuse_y0 + 336 * fuse_y1), r0_mask & xmask)";
+  ASSERT_NE(fused.find(second), std::string::npos) << fused;
+  worker::Supervisor sup(cpu_worker());
+  verify::CascadeOptions o;
+  o.timeout = std::chrono::seconds(300);
+  o.seeds = 2;
+  verify::RegionCascadeResult ok = verify::run_region_cascade(sup, *b, 0, facts_of(*b, 0), fused, o);
+  ASSERT_TRUE(ok.cascade.accepted) << results::cascade_json(ok.cascade).dump(2);
+  std::string wrong = kopt::testing::replaced(
+      fused, second, "fuse_tmp1 = tl.load(in_ptr0 + (((fuse_x2 + 1) % 16) + 16 * fuse_y0 + 336 * fuse_y1), "
+                     "r0_mask & xmask)");
+  verify::RegionCascadeResult bad = verify::run_region_cascade(sup, *b, 0, facts_of(*b, 0), wrong, o);
+  EXPECT_FALSE(bad.cascade.accepted);
+  ASSERT_EQ(bad.cascade.gates.size(), 2u) << results::cascade_json(bad.cascade).dump(2);
+  EXPECT_EQ(bad.cascade.gates[1].status, verify::GateStatus::failed);
+  EXPECT_EQ(bad.cascade.gates[1].evidence["mismatched_outputs"][0]["name"], "buf1");
+}

@@ -133,3 +133,26 @@ def test_a_flip_of_padded_half_precision_rows_folds_into_the_scan(kernelopt_bin,
     assert "fuse_tmp0 = (tmp8).to(tl.float16).to(tl.float32)" in module
     assert "buf0" not in module.split("def call(")[1]
     assert result_vs_eager(out)["match"]
+
+
+def test_a_tiled_consumer_reading_the_scans_input_again_folds_into_the_scan(kernelopt_bin, tmp_path):
+    """An exclusive cumsum over dim 0 of a transposed 4-D tensor, captured here: the scan writes buf0 in the
+    input's layout; a 2-D tiled kernel (YBLOCK beside XBLOCK) loads buf0 and the input at the same index and
+    stores `cumsum - x` in the output's layout. The epilogue reads the tiled consumer through one virtual index,
+    loads the input again through the producer's own parameter, and stores at the consumer's transposed index;
+    G1-G3 pass on the region and the stitched module matches eager (the same fusion with the second load one
+    element off fails G2: engine/tests/region_cascade_test.cpp)."""
+    bundle = ROOT / "tests" / "python" / "data" / "cumsum_excl_transposed_cpu_capture"
+    out, report = optimized(kernelopt_bin, tmp_path, bundle)
+    fusion = report["regions"][0]["fusion"]
+    assert fusion["chosen"] == "r1", fusion
+    (cand,) = fusion["candidates"]
+    assert cand["origin"] == "fusion:epilogue" and cand["internal"] == ["buf0"]
+    assert [g["status"] for g in cand["gates"]] == ["passed", "passed", "passed", "not_measured"]
+    module = (out / "module_0.py").read_text()
+    second = "fuse_tmp1 = tl.load(in_ptr0 + (1 * fuse_x2 + 16 * fuse_y0 + 336 * fuse_y1), r0_mask & xmask)"
+    assert second in module
+    assert "tl.store(out_ptr0 + (21 * fuse_x2 + 1 * fuse_y0 + 336 * fuse_y1), fuse_tmp2, r0_mask & xmask)" in module
+    assert "buf0" not in module.split("def call(")[1]
+    assert result_vs_eager(out)["match"]
+

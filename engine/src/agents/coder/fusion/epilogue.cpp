@@ -1,5 +1,7 @@
 #include "agents/coder/fusion/epilogue.h"
 
+#include <algorithm>
+#include <map>
 #include <regex>
 
 #include <fmt/format.h>
@@ -48,28 +50,47 @@ std::vector<const py::Node*> stores_through(const ir::KernelSource& ks, const st
   return {};
 }
 
+// An affine map of the consumer's digits written over the fused kernel's digit names, innermost digit first
+// (`1 * fuse_x0 + 1024 * fuse_x1`), the constant last.
+std::string render(const Affine& a, const std::vector<Digit>& digits) {
+  std::string out;
+  for (const Digit& d : digits)
+    if (auto it = a.coef.find(d.name); it != a.coef.end())
+      out += fmt::format("{}{} * {}{}", out.empty() ? "" : " + ", it->second, kPrefix, d.name);
+  if (a.c != 0 || out.empty()) out += fmt::format("{}{}", out.empty() ? "" : " + ", a.c);
+  return out;
+}
+
 // One store of the producer, replaced: the address it wrote in the buffer, the consumer's digits read
-// back from it, the consumer's elementwise statements on the value, a store at the consumer's index.
-std::string fold(const py::Module& pm, const py::Node* st, const Pointwise& c,
-                 const std::vector<std::string>& digit_exprs, const std::string& pp, const std::string& buf_type,
-                 const std::string& cs) {
+// back from it, the consumer's loads (the buffer's value is what the producer stored; any other buffer is
+// loaded through the producer's own parameter bound to it, at the consumer's index), its elementwise
+// statements on them, a store at the consumer's index.
+std::string fold(const py::Module& pm, const py::Node* st, const Pointwise& c, size_t held_load,
+                 const std::map<std::string, std::string>& other_params, const std::vector<std::string>& digit_exprs,
+                 const std::string& buf_type, const std::string& cs) {
   auto ps = store_of(st->child("value"));
   std::string ind(st->begin.col, ' ');
   std::string text = fmt::format("{}a = {}\n", kPrefix, pm.text(ps->index));
-  std::string out_index;
-  for (size_t i = 0; i < c.digits.size(); ++i) {
+  for (size_t i = 0; i < c.digits.size(); ++i)
     text += fmt::format("{}{}{} = {}\n", ind, kPrefix, c.digits[i].name, digit_exprs[i]);
-    out_index +=
-        fmt::format("{}{} * {}{}", out_index.empty() ? "" : " + ", c.digits[i].base, kPrefix, c.digits[i].name);
+  std::string mask = ps->mask ? ", " + std::string(pm.text(ps->mask)) : "";
+  for (size_t i = 0; i < c.loads.size(); ++i) {
+    const Pointwise::Load& l = c.loads[i];
+    std::string value;
+    if (i == held_load) {
+      // The buffer held the value converted to its type; the consumer loaded that.
+      value = fmt::format("({}).to({})", pm.text(ps->value), tl_dtype(buf_type));
+    } else {
+      value = fmt::format("tl.load({} + ({}){})", other_params.at(l.at.ptr),
+                          render(*digit_affine(c, l.at.index), c.digits), mask);
+    }
+    if (!l.convert.empty()) value = fmt::format("{}.to({})", value, l.convert);  // as the load did
+    text += fmt::format("{}{}{} = {}\n", ind, kPrefix, l.target, value);
   }
-  // The buffer held the value converted to its type; the consumer loaded that.
-  std::string held = fmt::format("({}).to({})", pm.text(ps->value), tl_dtype(buf_type));
-  if (!c.loads[0].convert.empty()) held = fmt::format("{}.to({})", held, c.loads[0].convert);  // as the load did
-  text += fmt::format("{}{}{} = {}\n", ind, kPrefix, c.loads[0].target, held);
   for (const py::Node* b : c.body) text += ind + prefixed(cs, b, c.locals, kPrefix) + "\n";
   std::string value = prefixed(cs, c.store.value, c.locals, kPrefix);
-  std::string mask = ps->mask ? ", " + std::string(pm.text(ps->mask)) : "";
-  return text + fmt::format("{}tl.store({} + ({}), {}{})", ind, pp, out_index, value, mask);
+  return text + fmt::format("{}tl.store({} + ({}), {}{})", ind, "{out}",
+                            render(*digit_affine(c, c.store.index), c.digits), value, mask);
 }
 
 }  // namespace
@@ -86,19 +107,43 @@ std::optional<stitch::RegionEdit> epilogue(const Pair& p, std::string* why) {
   if (pp.empty() || pc.empty()) return no(fmt::format("{} is not passed once to each kernel", p.buffer));
 
   std::string w;
-  auto c = read_pointwise(kc, p.consumer_source, &w);
+  auto c = read_pointwise(kc, p.consumer_source, &w, /*tile=*/true, /*tiled=*/true);
   if (!c) return no("the consumer: " + w);
-  if (c->loads.size() != 1 || c->loads[0].at.ptr != pc)
-    return no(fmt::format("the consumer {} loads {} buffer(s) besides {}; only a consumer of the fused buffer alone "
-                          "folds into the producer's store",
-                          kc.name, c->loads.size() - (c->loads.size() && c->loads[0].at.ptr == pc ? 1 : 0), pc));
-  auto store_index = digit_affine(*c, c->store.index);
-  if (!store_index || !is_x_index(*store_index, c->digits))
-    return no(fmt::format("the consumer {} does not store at its own x index", kc.name));
+  // The consumer's load of the buffer, and every other buffer it loads as the producer's own parameter for it
+  // (an exclusive scan's `cumsum - x` reads the scan's input again).
+  size_t held = c->loads.size();
+  std::map<std::string, std::string> others;
+  for (size_t i = 0; i < c->loads.size(); ++i) {
+    const Pointwise::Load& l = c->loads[i];
+    if (l.at.ptr == pc) {
+      if (held != c->loads.size()) return no(fmt::format("the consumer {} loads {} twice", kc.name, pc));
+      held = i;
+      continue;
+    }
+    std::string own = param_bound(lp, arg_of(lc, l.at.ptr));
+    if (own.empty())
+      return no(fmt::format("the consumer {} loads {} ({}), which the producer is not passed; only buffers the "
+                            "producer takes fold into its store", kc.name, arg_of(lc, l.at.ptr), l.at.ptr));
+    others[l.at.ptr] = own;
+  }
+  if (held == c->loads.size()) return no(fmt::format("the consumer {} does not load {}", kc.name, pc));
+  // Every index the fused statements write is over the consumer's digits alone (no index of its own).
+  auto over_digits = [&](const py::Node* index) {
+    auto a = digit_affine(*c, index);
+    if (!a) return false;
+    for (const auto& [n, _] : a->coef)
+      if (std::none_of(c->digits.begin(), c->digits.end(), [&](const Digit& d) { return d.name == n; })) return false;
+    return true;
+  };
+  if (!over_digits(c->store.index))
+    return no(fmt::format("the consumer {}'s store index is not affine in its digits", kc.name));
+  for (const Pointwise::Load& l : c->loads)
+    if (l.at.ptr != pc && !over_digits(l.at.index))
+      return no(fmt::format("the consumer's load of {} is not affine in its digits", l.at.ptr));
   int64_t numel = numel_of(*p.f, p.buffer);
   if (numel != c->xnumel)
     return no(fmt::format("the consumer reads {} elements, {} holds {}", c->xnumel, p.buffer, numel));
-  auto load_index = digit_affine(*c, c->loads[0].at.index);
+  auto load_index = digit_affine(*c, c->loads[held].at.index);
   if (!load_index) return no("the consumer's load index is not affine in its digits");
   std::vector<std::string> digit_exprs;
   if (auto inv = invert(*load_index, c->digits, numel, std::string(kPrefix) + "a", &w, layout_of(*p.f, p.buffer)))
@@ -124,8 +169,12 @@ std::optional<stitch::RegionEdit> epilogue(const Pair& p, std::string* why) {
   const py::Module& pm = *ks.module;
   const std::string& cs = p.consumer_source;
   std::vector<py::Edit> edits;
-  for (const py::Node* st : stores)
-    edits.push_back({st->begin.offset, st->end.offset, fold(pm, st, *c, digit_exprs, pp, buf_type, cs)});
+  const std::string out_ptr = pp;  // the producer's parameter now bound to the consumer's output
+  for (const py::Node* st : stores) {
+    std::string text = fold(pm, st, *c, held, others, digit_exprs, buf_type, cs);
+    text.replace(text.rfind("{out}"), 5, out_ptr);
+    edits.push_back({st->begin.offset, st->end.offset, text});
+  }
 
   std::string name = fused_name(kp, kc);
   std::string source = py::apply_edits(p.producer_source, std::move(edits));

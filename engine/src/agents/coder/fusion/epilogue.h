@@ -4,6 +4,8 @@
 // output at the inverted index; the buffer is never written. Nothing else of the producer changes,
 // so any producer (a scan, a reduction, a pointwise kernel, a per-kernel winner that stores in
 // chunks) qualifies as long as it only stores to the buffer, through `tl.store(ptr + (index), ...)`.
+// The consumer may be tiled over several program axes and load other buffers the producer is passed
+// too (`out[t(x)] = buf[p(x)] - in[p(x)]`: an exclusive scan written in a transposed layout).
 #pragma once
 
 #include <optional>

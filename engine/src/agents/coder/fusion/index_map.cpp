@@ -28,8 +28,6 @@ std::optional<int64_t> int_const(const py::Node* e) {
   return std::nullopt;
 }
 
-bool is_xindex(const py::Node* e) { return e && e->is("Name") && e->ident("id") == "xindex"; }
-
 }  // namespace
 
 std::optional<Affine> affine(const py::Node* e) {
@@ -52,7 +50,10 @@ std::optional<Affine> affine(const py::Node* e) {
   return std::nullopt;
 }
 
-std::optional<Digit> digit(const std::string& name, const py::Node* v) {
+std::optional<Digit> digit(const std::string& name, const py::Node* v) { return digit(name, v, "xindex"); }
+
+std::optional<Digit> digit(const std::string& name, const py::Node* v, std::string_view index) {
+  auto is_xindex = [&](const py::Node* e) { return e && e->is("Name") && e->ident("id") == index; };
   if (!v || !v->is("BinOp")) return std::nullopt;
   std::string_view op = v->ident("op");
   auto k = int_const(v->child("right"));

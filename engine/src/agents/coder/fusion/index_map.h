@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "artifact/pyparse/ast.h"
@@ -35,6 +36,8 @@ struct Digit {
 // The digit an assignment's value defines, when it is `xindex % R`, `xindex // B` or
 // `(xindex // B) % R` (radix 0 when not given).
 std::optional<Digit> digit(const std::string& name, const py::Node* value);
+// The same over another axis's index (`yindex`, `zindex` of a tiled kernel).
+std::optional<Digit> digit(const std::string& name, const py::Node* value, std::string_view index);
 
 // Fills each digit's missing radix from xnumel and checks that the digits tile [0, xnumel) exactly:
 // bases 1, r0, r0*r1, ... with the radices multiplying to xnumel. Sorted by base on return.

@@ -3,6 +3,7 @@
 // fusion strategy moves into the other kernel of the pair.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -17,7 +18,9 @@ struct Pointwise {
   ir::KernelSource ks;  // the parse the nodes below point into
   int64_t xnumel = 0;
   std::vector<Digit> digits;        // tiling [0, xnumel), sorted by base
-  std::set<std::string> whole;      // names bound to xindex itself (`x2 = xindex`)
+  std::set<std::string> whole;      // names bound to an axis's whole index (`x2 = xindex`)
+  // Each such name, and `xindex` (`yindex`, `zindex`) itself, as digits and their place values within it.
+  std::map<std::string, std::vector<std::pair<std::string, int64_t>>> whole_terms;
   std::vector<const py::Node*> index_stmts;  // the digits' and whole names' definitions, in order
   struct Load {
     const py::Node* stmt;
@@ -38,8 +41,12 @@ struct Pointwise {
 // `source` is k's own or a candidate of k (the per-kernel search's winner). With `tile` false the
 // digits need not tile the x index (`x4 = xindex // 256` beside `x1 = (xindex // 256) % 64`): for
 // a strategy that evaluates the index maps instead of inverting them.
+// With `tiled`, a kernel tiled over several program axes (YBLOCK, ZBLOCK beside XBLOCK: Inductor's transposing
+// pointwise kernels) is read too, as one virtual x index `x + xnumel * (y + ynumel * z)`: each axis's digits
+// (and a name bound to the axis's whole index) become digits of it, `xnumel` the product of the axes' numels, and
+// masks may be any `&` of the axes' masks. The strategy must then use the digits only (no `xindex` of its own).
 std::optional<Pointwise> read_pointwise(const ir::Kernel& k, const std::string& source, std::string* why,
-                                        bool tile = true);
+                                        bool tile = true, bool tiled = false);
 
 // The index `a` of an access as an affine map of the digits (`whole` names expanded into them).
 std::optional<Affine> digit_affine(const Pointwise& p, const py::Node* index);
