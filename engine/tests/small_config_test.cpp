@@ -83,15 +83,31 @@ TEST(OrderProbe, ConfigsRegroupTheOriginal) {
   EXPECT_EQ(verify::order_probes(red), (std::vector<json>{*verify::small_config(red, red.source)}));
 }
 
-TEST(OrderProbe, OnlyNonfinitePositionsWithFiniteElementsAgreeing) {
-  auto arg = [](bool ok, bool finite_ok, bool nan_match, bool inf_match) {
-    return json{{"ok", ok}, {"finite_ok", finite_ok}, {"nan_positions_match", nan_match},
-                {"inf_positions_match", inf_match}};
+TEST(OrderProbe, TheCandidatesDifferencesWithinTheOriginalsOwn) {
+  auto arg = [](int i, bool ok, bool finite_ok, bool nan_match, bool inf_match, double max_abs) {
+    return json{{"arg", i},          {"ok", ok}, {"finite_ok", finite_ok}, {"nan_positions_match", nan_match},
+                {"inf_positions_match", inf_match}, {"max_abs", max_abs}};
   };
-  EXPECT_TRUE(verify::nonfinite_only({{"args", {arg(true, true, true, true), arg(false, true, false, true)}}}));
-  EXPECT_TRUE(verify::nonfinite_only({{"args", {arg(false, true, true, false)}}}));
-  EXPECT_FALSE(verify::nonfinite_only({{"args", {arg(false, false, false, true)}}}));  // a finite error too
-  EXPECT_FALSE(verify::nonfinite_only({{"args", {arg(false, true, true, true)}}}));    // positions equal: finite
-  EXPECT_FALSE(verify::nonfinite_only({{"args", {arg(true, true, true, true)}}}));     // nothing differs
-  EXPECT_FALSE(verify::nonfinite_only({{"args", {{{"ok", false}, {"mismatched", 3}}}}}));  // integers
+  auto cmp = [](std::initializer_list<json> args) { return json{{"args", json::array_t(args)}}; };
+  // NaN positions differing, finite elements agreeing: covered by a probe whose NaN positions differ too.
+  json nan_only = cmp({arg(0, true, true, true, true, 0), arg(1, false, true, false, true, 0)});
+  EXPECT_TRUE(verify::positions_differ(nan_only));
+  EXPECT_TRUE(verify::within_order_sensitivity(nan_only, cmp({arg(1, false, true, false, true, 0)})));
+  EXPECT_TRUE(verify::within_order_sensitivity(nan_only, cmp({arg(1, false, true, true, false, 0)})));  // Inf
+  EXPECT_FALSE(verify::within_order_sensitivity(nan_only, cmp({arg(1, true, true, true, true, 0)})));  // kept
+  EXPECT_FALSE(verify::within_order_sensitivity(nan_only, cmp({arg(0, false, false, true, true, 5)})));  // other arg
+  // Finite differences beyond tolerance: covered only by a probe differing at least half as much.
+  json finite = cmp({arg(1, false, false, true, true, 0.4)});
+  EXPECT_FALSE(verify::positions_differ(finite));
+  EXPECT_TRUE(verify::within_order_sensitivity(finite, cmp({arg(1, false, false, true, true, 0.3)})));
+  EXPECT_TRUE(verify::within_order_sensitivity(finite, cmp({arg(1, false, false, true, true, 0.2)})));
+  EXPECT_FALSE(verify::within_order_sensitivity(finite, cmp({arg(1, false, false, true, true, 0.1)})));
+  EXPECT_FALSE(verify::within_order_sensitivity(finite, cmp({arg(1, false, true, false, true, 0.0)})));
+  // A candidate differing in NaN positions is not covered by a probe differing in finite values alone.
+  EXPECT_FALSE(verify::within_order_sensitivity(nan_only, cmp({arg(1, false, false, true, true, 9)})));
+  // Integers never; nothing differing, nothing to cover.
+  json int_arg = {{"arg", 0}, {"ok", false}, {"mismatched", 3}};
+  json ints = {{"args", json::array({int_arg})}};
+  EXPECT_FALSE(verify::within_order_sensitivity(ints, ints));
+  EXPECT_FALSE(verify::within_order_sensitivity(cmp({arg(0, true, true, true, true, 0)}), finite));
 }

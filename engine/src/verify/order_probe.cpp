@@ -25,13 +25,30 @@ std::vector<json> order_probes(const ir::Kernel& k) {
   return {};
 }
 
-bool nonfinite_only(const json& comparison) {
+bool positions_differ(const json& comparison) {
+  for (const json& a : comparison.value("args", json::array()))
+    if (!a.value("ok", true) && (!a.value("nan_positions_match", true) || !a.value("inf_positions_match", true)))
+      return true;
+  return false;
+}
+
+bool within_order_sensitivity(const json& candidate, const json& probe) {
   bool any = false;
-  for (const json& a : comparison.value("args", json::array())) {
+  const json none = json::array();
+  // References into the comparisons (a `value()` copy would not outlive its loop).
+  const json& probe_args = probe.contains("args") ? probe["args"] : none;
+  for (const json& a : candidate.value("args", none)) {
     if (a.value("ok", true)) continue;
     any = true;
-    if (!a.value("finite_ok", false)) return false;
-    if (a.value("nan_positions_match", true) && a.value("inf_positions_match", true)) return false;
+    if (!a.contains("max_abs")) return false;  // an integer or bool argument, or one of another shape
+    const json* p = nullptr;
+    for (const json& b : probe_args)
+      if (b.value("arg", -1) == a.value("arg", -2)) p = &b;
+    if (!p || p->value("ok", true)) return false;  // the original keeps this argument under the probe
+    bool nonfinite = !a.value("nan_positions_match", true) || !a.value("inf_positions_match", true);
+    bool probe_nonfinite = !p->value("nan_positions_match", true) || !p->value("inf_positions_match", true);
+    if (nonfinite && !probe_nonfinite) return false;
+    if (!a.value("finite_ok", false) && p->value("max_abs", 0.0) * kOrderSlack < a.value("max_abs", 0.0)) return false;
   }
   return any;
 }

@@ -22,9 +22,20 @@ namespace kopt::verify {
 // when the kind launches with a grid of its own that no config changes.
 std::vector<nlohmann::json> order_probes(const ir::Kernel& k);
 
-// Whether a run's comparison (the worker's `args`) differs only in NaN/Inf positions, the elements
-// finite on both sides within tolerance or at rounding level (`finite_ok`), at least one argument
-// differing.
-bool nonfinite_only(const nlohmann::json& comparison);
+// Whether some argument of a run's comparison (the worker's `args`) differs in NaN or Inf positions: such a
+// run is probed only when its outputs were filled with garbage (an element left unwritten would show as a
+// NaN position after a NaN fill, and as a finite difference after a garbage fill).
+bool positions_differ(const nlohmann::json& comparison);
+
+// Whether a candidate's differences from the original on a run (`candidate`, the worker's comparison) are
+// no more than the original's own under a probe config on the same inputs (`probe`): every floating
+// argument the candidate gets wrong the probe gets wrong too — NaN/Inf positions where the candidate's
+// differ; where the candidate's finite elements are beyond tolerance, finite differences at least
+// 1/kOrderSlack as large as the candidate's. Integer and bool arguments never qualify (an index is right
+// or wrong). A long fp32 product or sum regrouped differs from the original on every seed by far more than
+// rounding of one element, and so does the original regrouped: G2 cannot ask a candidate to agree with the
+// original better than the original agrees with itself; G3's float64 rule then judges its accuracy.
+inline constexpr double kOrderSlack = 2.0;
+bool within_order_sensitivity(const nlohmann::json& candidate, const nlohmann::json& probe);
 
 }  // namespace kopt::verify

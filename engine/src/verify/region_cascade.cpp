@@ -96,7 +96,7 @@ std::vector<worker::RegionBinding> bindings(const ir::Artifact& a, const std::ve
 // to its first probe config, run as the candidate of the original's own statements on the same inputs. Evidence
 // when it differs from the baseline's run in NaN/Inf positions alone; nothing otherwise.
 std::optional<json> order_probe(worker::Supervisor& sup, const ir::Artifact& a, const RegionFacts& facts,
-                                const worker::RunRegionRequest& run, const CascadeOptions& o) {
+                                const worker::RunRegionRequest& run, const CascadeOptions& o, const json& candidate) {
   std::set<size_t> kernels;
   for (size_t li : facts.launches) kernels.insert(a.entry_function()->launches[li].kernel);
   std::vector<stitch::Replacement> pinned;
@@ -118,11 +118,11 @@ std::optional<json> order_probe(worker::Supervisor& sup, const ir::Artifact& a, 
   req.candidate = req.original;
   req.repeat = false;
   worker::RunKernelReply r = worker::run_region(sup, req, o.timeout);
-  if (failed_reply(r) || r.match || !nonfinite_only(r.comparison)) return std::nullopt;
+  if (failed_reply(r) || r.match || !within_order_sensitivity(candidate, r.comparison)) return std::nullopt;
   return json{{"original_configs", configs},
-              {"rule", "the original launches, their kernels under these configs, also differ from the baseline's "
-                       "run in NaN/Inf positions alone on these inputs: the positions depend on the grouping; finite "
-                       "elements compared, G3's float64 rule decides"}};
+              {"original_max_rel", worst_rel(r.comparison, "args")},
+              {"rule", "the original launches, their kernels under these configs, differ from the baseline's run as "
+                       "much on these inputs: the differences are the grouping's; G3's float64 rule decides"}};
 }
 
 GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const RegionFacts& facts,
@@ -173,10 +173,10 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
       rounding = true;
       continue;
     }
-    if (!r.match && std::string_view(run.fill) == "garbage" && r.deterministic.value_or(true) &&
-        nonfinite_only(r.comparison)) {
-      // As for one kernel (cascade.cpp): garbage-filled runs only, the original's own grouping differing too.
-      if (auto probe = order_probe(sup, a, facts, req, o)) {
+    if (!r.match && r.deterministic.value_or(true) &&
+        (std::string_view(run.fill) == "garbage" || !positions_differ(r.comparison))) {
+      // As for one kernel (cascade.cpp): the original's own grouping differing as much.
+      if (auto probe = order_probe(sup, a, facts, req, o, r.comparison)) {
         summary["order_sensitive"] = *probe;
         runs.push_back(summary);
         rounding = true;
