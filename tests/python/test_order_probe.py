@@ -2,9 +2,10 @@
 `special` seed depend on how its elements are grouped, so a launch config of a looped cumprod — the original's own
 code, other chunks — differs from the original there and nowhere else; a long sum regrouped differs by more than a
 tight tolerance allows. G2 lets such a run through only where the original's own source under another config
-differs as much too, and then only on G3's float64 rule. A candidate whose NaN/Inf positions differ on a kernel that keeps them under every blocking (a pointwise
-affine map made to overflow) and a candidate with a finite error must still fail. Bundles captured here
-(`kernelopt capture --device cpu --cpu-kernels triton`)."""
+differs as much too, and then only on G3's float64 rule. A candidate whose NaN/Inf positions differ on a kernel
+that keeps them under every blocking (a pointwise affine map made to overflow) and a candidate with a finite error
+must still fail. Bundles captured here (`kernelopt capture --device cpu --cpu-kernels triton`) and
+tests/python/data/cumsum_split_scan_small."""
 import json
 import os
 import subprocess
