@@ -12,6 +12,7 @@
 #include "agents/coder/rewrites/rewrites.h"
 #include "agents/coder/rewrites/row_tiles.h"
 #include "agents/coder/rewrites/transposed_tile.h"
+#include "agents/coder/rewrites/welford_chunks.h"
 #include "agents/coder/rewrites/x_order.h"
 #include "agents/planner/builtin.h"
 #include "agents/tuner/builtin.h"
@@ -537,4 +538,36 @@ def k(in_ptr0, in_ptr1, out_ptr0, xnumel, r0_numel, XBLOCK : tl.constexpr, R0_BL
     EXPECT_FALSE(agents::rewrites::masked_modulo(src, "k", &why)) << src;
     EXPECT_EQ(why, "masked modulo: no load index is a modulo that its mask bounds");
   }
+}
+
+TEST(Rewrites, WelfordChunksReplaceThePerElementUpdate) {
+  // Every looped Welford statistics kernel of the corpus: the update becomes per-chunk statistics merged by
+  // welford_combine, the accumulators one value a row, the lanes' welford after the loop kept; G1 passes.
+  for (const char* name : {"group_norm", "layer_norm_3d", "layer_norm_large"}) {
+    SCOPED_TRACE(name);
+    auto b = corpus(name);
+    const ir::Kernel* k = nullptr;
+    for (const ir::Kernel& c : b->graphs[0]->kernels)
+      if (c.source.find("welford_reduce(") != std::string::npos) k = &c;
+    ASSERT_NE(k, nullptr);
+    std::string why;
+    auto wc = agents::rewrites::welford_chunks(k->source, k->name, &why);
+    ASSERT_TRUE(wc) << why;
+    EXPECT_EQ(wc->accumulators, 1);
+    EXPECT_EQ(wc->source.find("welford_reduce("), std::string::npos);
+    EXPECT_EQ(count(wc->source, "triton_helpers.welford_combine("), 1u);
+    EXPECT_EQ(count(wc->source, "tl.zeros([XBLOCK, 1], tl.float32)"), 3u);
+    EXPECT_NE(wc->source.find("triton_helpers.welford("), std::string::npos);
+    EXPECT_TRUE(verify::run_g1(*k, wc->source).passed);
+  }
+  // Declined: no Welford update; an accumulator read besides it (a lane's running mean stored).
+  auto sm = corpus("softmax_large");
+  std::string why;
+  EXPECT_FALSE(agents::rewrites::welford_chunks(sm->graphs[0]->kernels.at(0).source, "k", &why));
+  EXPECT_NE(why.find("no looped"), std::string::npos) << why;
+  auto gn = corpus("group_norm");
+  std::string src = kopt::testing::replaced(gn->graphs[0]->kernels.at(0).source, "    tmp3, tmp4, tmp5 =",
+                                            "    tmp99 = tmp2_mean * 2.0\n    tmp3, tmp4, tmp5 =");
+  EXPECT_FALSE(agents::rewrites::welford_chunks(src, "k", &why));
+  EXPECT_NE(why.find("used besides the update"), std::string::npos) << why;
 }

@@ -10,6 +10,7 @@
 #include "agents/coder/rewrites/source_edit.h"
 #include "agents/coder/rewrites/single_pass.h"
 #include "agents/coder/rewrites/masked_modulo.h"
+#include "agents/coder/rewrites/welford_chunks.h"
 #include "agents/coder/rewrites/proven_masks.h"
 #include "agents/coder/rewrites/row_tiles.h"
 #include "agents/coder/rewrites/transposed_tile.h"
@@ -275,6 +276,14 @@ std::vector<Candidate> masked_modulo_rewrite(const KernelProfile& k, std::string
                      mm->source}});
 }
 
+std::vector<Candidate> welford_chunks_rewrite(const KernelProfile& k, std::string* why) {
+  auto wc = welford_chunks(k.kernel->source, k.kernel->name, why);
+  if (!wc) return {};
+  return pinned(k, {{fmt::format("welford chunks: {} per-element Welford update(s) as per-chunk statistics merged "
+                                 "once a chunk (no division per element)", wc->accumulators),
+                     wc->source}});
+}
+
 bool any_kernel(const ir::Kernel&) { return true; }
 bool pointwise_kernel(const ir::Kernel& k) { return k.kind == "pointwise"; }
 
@@ -299,6 +308,7 @@ const Rewrite kRewrites[] = {
     {"proven_masks", false, pointwise_kernel, proven_masks_rewrite},
     {"row_tiles", false, pointwise_kernel, row_tiles},
     {"masked_modulo", false, any_kernel, masked_modulo_rewrite},
+    {"welford_chunks", false, any_kernel, welford_chunks_rewrite},
 };
 
 }  // namespace
