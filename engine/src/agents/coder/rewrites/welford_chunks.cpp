@@ -26,7 +26,8 @@ std::optional<WelfordChunks> welford_chunks(const std::string& source, const std
   static const std::regex update(
       R"(([ ]+)(\w+)_mean_next, \2_m2_next, \2_weight_next = triton_helpers\.welford_reduce\(\n[ ]+(\w+), \2_mean, )"
       R"(\2_m2, \2_weight, roffset == 0\n[ ]+\)\n[ ]+\2_mean = tl\.where\(([^\n]+), \2_mean_next, \2_mean\)\n)"
-      R"([ ]+\2_m2 = tl\.where\(\4, \2_m2_next, \2_m2\)\n[ ]+\2_weight = tl\.where\(\4, \2_weight_next, \2_weight\)\n)");
+      R"([ ]+\2_m2 = tl\.where\(\4, \2_m2_next, \2_m2\)\n)"
+      R"([ ]+\2_weight = tl\.where\(\4, \2_weight_next, \2_weight\)\n)");
   std::string out;
   std::vector<std::string> accs;
   auto begin = source.cbegin();
