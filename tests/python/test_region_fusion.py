@@ -30,6 +30,18 @@ def optimized(kernelopt_bin, tmp_path, bundle):
     return out, json.loads((out / "report.json").read_text())
 
 
+def epilogue_fused(kernelopt_bin, tmp_path, bundle):
+    """`optimize` on a one-region bundle whose epilogue fusion (buf0 folded away) passes G1-G3 and is chosen:
+    the result directory and its module text."""
+    out, report = optimized(kernelopt_bin, tmp_path, bundle)
+    fusion = report["regions"][0]["fusion"]
+    assert fusion["chosen"] == "r1", fusion
+    (cand,) = fusion["candidates"]
+    assert cand["origin"] == "fusion:epilogue" and cand["internal"] == ["buf0"]
+    assert [g["status"] for g in cand["gates"]] == ["passed", "passed", "passed", "not_measured"]
+    return out, (out / "module_0.py").read_text()
+
+
 def test_the_flip_is_fused_into_the_scan_and_the_result_matches_eager(kernelopt_bin, tmp_path):
     out, report = optimized(kernelopt_bin, tmp_path, BUNDLE)
 
@@ -122,13 +134,7 @@ def test_a_flip_of_padded_half_precision_rows_folds_into_the_scan(kernelopt_bin,
     inverts the flip by the buffer's strides and keeps the load's conversion; G1-G3 pass on the region and
     the stitched module matches eager."""
     bundle = ROOT / "tests" / "python" / "data" / "cumsum_rev_padded_rows_inductor_form"
-    out, report = optimized(kernelopt_bin, tmp_path, bundle)
-    fusion = report["regions"][0]["fusion"]
-    assert fusion["chosen"] == "r1", fusion
-    (cand,) = fusion["candidates"]
-    assert cand["origin"] == "fusion:epilogue" and cand["internal"] == ["buf0"]
-    assert [g["status"] for g in cand["gates"]] == ["passed", "passed", "passed", "not_measured"]
-    module = (out / "module_0.py").read_text()
+    out, module = epilogue_fused(kernelopt_bin, tmp_path, bundle)
     assert "fuse_x0 = (1099 - (fuse_a % 1152))" in module and "fuse_x1 = (fuse_a // 1152)" in module
     assert "fuse_tmp0 = (tmp8).to(tl.float16).to(tl.float32)" in module
     assert "buf0" not in module.split("def call(")[1]
@@ -143,16 +149,28 @@ def test_a_tiled_consumer_reading_the_scans_input_again_folds_into_the_scan(kern
     G1-G3 pass on the region and the stitched module matches eager (the same fusion with the second load one
     element off fails G2: engine/tests/region_cascade_test.cpp)."""
     bundle = ROOT / "tests" / "python" / "data" / "cumsum_excl_transposed_cpu_capture"
-    out, report = optimized(kernelopt_bin, tmp_path, bundle)
-    fusion = report["regions"][0]["fusion"]
-    assert fusion["chosen"] == "r1", fusion
-    (cand,) = fusion["candidates"]
-    assert cand["origin"] == "fusion:epilogue" and cand["internal"] == ["buf0"]
-    assert [g["status"] for g in cand["gates"]] == ["passed", "passed", "passed", "not_measured"]
-    module = (out / "module_0.py").read_text()
+    out, module = epilogue_fused(kernelopt_bin, tmp_path, bundle)
     second = "fuse_tmp1 = tl.load(in_ptr0 + (1 * fuse_x2 + 16 * fuse_y0 + 336 * fuse_y1), r0_mask & xmask)"
     assert second in module
     assert "tl.store(out_ptr0 + (21 * fuse_x2 + 1 * fuse_y0 + 336 * fuse_y1), fuse_tmp2, r0_mask & xmask)" in module
     assert "buf0" not in module.split("def call(")[1]
     assert result_vs_eager(out)["match"]
 
+
+
+def test_a_region_cascade_that_does_not_fit_the_budget_is_not_started(kernelopt_bin, tmp_path):
+    """With a budget of 8 s the kernels' own search leaves less than a region cascade is estimated to take (the
+    sum of its kernels' cascades): the region is not run — in CPU mode one took 33 s with 7 s left, after which
+    the end-to-end gate found no time and the job's accepted kernels were all dropped — and the job ends near its
+    budget."""
+    bundle = ROOT / "tests" / "python" / "data" / "cumsum_excl_transposed_cpu_capture"
+    out, db = tmp_path / "out", tmp_path / "results.db"
+    r = subprocess.run([kernelopt_bin, "optimize", str(bundle), "--device", "cpu", "--budget", "8", "--out", str(out),
+                        "--db", str(db), "-q"], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    report = json.loads((out / "report.json").read_text())
+    fusion = report["regions"][0]["fusion"]
+    assert fusion["chosen"] is None and not fusion.get("candidates"), fusion
+    assert fusion["note"].startswith(("not run: a cascade of this region would take about",
+                                      "the search budget was spent")), fusion["note"]
+    assert report["elapsed_s"] <= 8 * 1.25 + 5, report["elapsed_s"]

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "results/key.h"
+#include "search/cost.h"
 #include "results/record.h"
 #include "stitch/stitch.h"
 #include "util/error.h"
@@ -100,9 +101,24 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
       if (r.plan.candidates.empty()) r.note = "no fusion candidate (see declined)";
       std::set<std::string> seen;  // candidates built alike (on the winners and on the kernels' own sources)
       size_t accepted = 0;
+      // A region's cascade runs every kernel of the region for the original's statements and the candidate's:
+      // about the sum of its kernels' own cascades. One that does not fit before the deadline is not started
+      // (in CPU mode one took 33 s with 7 s left, and the end-to-end gate then found no time: every accepted
+      // kernel of the job was dropped).
+      double est = 0;
+      for (size_t li : rs[i].launches) {
+        const ir::Kernel& k = a.kernels[f->launches[li].kernel];
+        est += cascade_seconds(o.cost, kernel_elements(a, k), std::nullopt);
+      }
       for (const agents::fusion::RegionCandidate& c : r.plan.candidates) {
-        if (std::chrono::steady_clock::now() >= o.deadline) {
+        double left = std::chrono::duration<double>(o.deadline - std::chrono::steady_clock::now()).count();
+        if (left <= 0) {
           r.note = "the search budget was spent before this region's candidates ran";
+          break;
+        }
+        if (est > left && !o.first_cascade_always) {
+          r.note = fmt::format("not run: a cascade of this region would take about {} and the search had {} of the "
+                               "budget left", seconds_text(est), seconds_text(left));
           break;
         }
         if (accepted >= kMaxTimedRegionCandidates) break;

@@ -127,6 +127,18 @@ std::optional<stitch::RegionEdit> epilogue(const Pair& p, std::string* why) {
     others[l.at.ptr] = own;
   }
   if (held == c->loads.size()) return no(fmt::format("the consumer {} does not load {}", kc.name, pc));
+  // The fused statements define the consumer's digits, not its names for a whole axis index (`x2 = xindex`):
+  // a statement computing with one would read the producer's variable of that name.
+  std::string whole_use;
+  auto uses_whole = [&](const py::Node* n) {
+    py::walk(n, [&](const py::Node* m) {
+      if (m->is("Name") && c->whole.count(std::string(m->ident("id")))) whole_use = m->ident("id");
+    });
+  };
+  for (const py::Node* b : c->body) uses_whole(b);
+  uses_whole(c->store.value);
+  if (!whole_use.empty())
+    return no(fmt::format("the consumer {} computes with its index {} (not a digit)", kc.name, whole_use));
   // Every index the fused statements write is over the consumer's digits alone (no index of its own).
   auto over_digits = [&](const py::Node* index) {
     auto a = digit_affine(*c, index);
