@@ -138,8 +138,7 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
         rounding = rounding || !run.small;
         continue;
       }
-      if (!r.match && r.deterministic.value_or(true) &&
-          (std::string_view(run.fill) == "garbage" || !positions_differ(r.comparison))) {
+      if (!r.match && probe_worthy(r.comparison, run.fill, r.deterministic.value_or(true))) {
         // Differences the original's own code, blocked otherwise, shows too are its grouping's, not the
         // candidate's (order_probe.h). NaN/Inf positions only after a garbage fill: an element left
         // unwritten then shows as a finite difference, never as a NaN position.

@@ -8,6 +8,7 @@
 // only so, the positions are the kernel's rounding, not the candidate's error (docs/gates.md).
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +27,10 @@ std::vector<nlohmann::json> order_probes(const ir::Kernel& k);
 // run is probed only when its outputs were filled with garbage (an element left unwritten would show as a
 // NaN position after a NaN fill, and as a finite difference after a garbage fill).
 bool positions_differ(const nlohmann::json& comparison);
+
+// Whether a run that did not match (its comparison, its poison fill, whether its repeat agreed) may be probed:
+// deterministic, and differing in NaN/Inf positions only after a garbage fill (positions_differ).
+bool probe_worthy(const nlohmann::json& comparison, std::string_view fill, bool deterministic);
 
 // Whether a candidate's differences from the original on a run (`candidate`, the worker's comparison) are
 // no more than the original's own under a probe config on the same inputs (`probe`): every floating

@@ -5,7 +5,6 @@
 #include <regex>
 #include <optional>
 #include <set>
-#include <string_view>
 
 #include <fmt/format.h>
 
@@ -173,8 +172,7 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
       rounding = true;
       continue;
     }
-    if (!r.match && r.deterministic.value_or(true) &&
-        (std::string_view(run.fill) == "garbage" || !positions_differ(r.comparison))) {
+    if (!r.match && probe_worthy(r.comparison, run.fill, r.deterministic.value_or(true))) {
       // As for one kernel (cascade.cpp): the original's own grouping differing as much.
       if (auto probe = order_probe(sup, a, facts, req, o, r.comparison)) {
         summary["order_sensitive"] = *probe;

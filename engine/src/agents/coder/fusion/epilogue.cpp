@@ -67,7 +67,7 @@ std::string render(const Affine& a, const std::vector<Digit>& digits) {
 // statements on them, a store at the consumer's index.
 std::string fold(const py::Module& pm, const py::Node* st, const Pointwise& c, size_t held_load,
                  const std::map<std::string, std::string>& other_params, const std::vector<std::string>& digit_exprs,
-                 const std::string& buf_type, const std::string& cs) {
+                 const std::string& out, const std::string& buf_type, const std::string& cs) {
   auto ps = store_of(st->child("value"));
   std::string ind(st->begin.col, ' ');
   std::string text = fmt::format("{}a = {}\n", kPrefix, pm.text(ps->index));
@@ -89,7 +89,7 @@ std::string fold(const py::Module& pm, const py::Node* st, const Pointwise& c, s
   }
   for (const py::Node* b : c.body) text += ind + prefixed(cs, b, c.locals, kPrefix) + "\n";
   std::string value = prefixed(cs, c.store.value, c.locals, kPrefix);
-  return text + fmt::format("{}tl.store({} + ({}), {}{})", ind, "{out}",
+  return text + fmt::format("{}tl.store({} + ({}), {}{})", ind, out,
                             render(*digit_affine(c, c.store.index), c.digits), value, mask);
 }
 
@@ -181,12 +181,9 @@ std::optional<stitch::RegionEdit> epilogue(const Pair& p, std::string* why) {
   const py::Module& pm = *ks.module;
   const std::string& cs = p.consumer_source;
   std::vector<py::Edit> edits;
-  const std::string out_ptr = pp;  // the producer's parameter now bound to the consumer's output
-  for (const py::Node* st : stores) {
-    std::string text = fold(pm, st, *c, held, others, digit_exprs, buf_type, cs);
-    text.replace(text.rfind("{out}"), 5, out_ptr);
-    edits.push_back({st->begin.offset, st->end.offset, text});
-  }
+  // The producer's parameter for the buffer is bound to the consumer's output in the fused launch.
+  for (const py::Node* st : stores)
+    edits.push_back({st->begin.offset, st->end.offset, fold(pm, st, *c, held, others, digit_exprs, pp, buf_type, cs)});
 
   std::string name = fused_name(kp, kc);
   std::string source = py::apply_edits(p.producer_source, std::move(edits));
