@@ -30,15 +30,16 @@ double saving(const KernelOutcome& k) {
   return *k.profile.time_ms * (1 - 1 / *k.speedup);
 }
 
-// The per-kernel outcomes whose every launch is in the region: a fused region replaces those.
+// The per-kernel outcomes whose every launch is among `launches` (the ones a region candidate
+// replaces): the candidate replaces those.
 std::vector<size_t> replaced_kernels(const ir::Artifact& a, const ir::Function& f, const RegionOutcome& r,
-                                     const std::vector<KernelOutcome>& outcomes) {
+                                     const std::vector<size_t>& launches, const std::vector<KernelOutcome>& outcomes) {
   std::vector<size_t> out;
   for (size_t i = 0; i < outcomes.size(); ++i) {
     const KernelOutcome& k = outcomes[i];
     if (k.profile.graph != r.graph || !k.profile.kernel) continue;
     size_t in_region = 0;
-    for (size_t l : r.facts.launches) in_region += &a.kernels[f.launches[l].kernel] == k.profile.kernel;
+    for (size_t l : launches) in_region += &a.kernels[f.launches[l].kernel] == k.profile.kernel;
     if (in_region > 0 && in_region == k.profile.kernel->launch_count) out.push_back(i);
   }
   return out;
@@ -92,12 +93,12 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
     json args = g < graphs.size() && graphs[g].is_object() ? graphs[g].value("args", json()) : json();
     auto rs = profile::regions(a, *f, args);
     for (size_t i = 0; i < rs.size(); ++i) {
-      if (rs[i].launches.size() < 2) continue;
       std::map<std::string, std::string> winners;
       for (const KernelOutcome& k : outcomes)
         if (k.profile.graph == g && k.profile.kernel && k.chosen)
           winners[k.profile.kernel->name] = k.candidates[*k.chosen].candidate.source;
       RegionOutcome r{g, i, profile::facts(rs[i]), coder.propose_region({&a, f, &rs[i], g, i, winners}), {}, {}, {}, {}};
+      if (r.plan.candidates.empty() && rs[i].launches.size() < 2) continue;  // one launch, nothing to split
       if (r.plan.candidates.empty()) r.note = "no fusion candidate (see declined)";
       std::set<std::string> seen;  // candidates built alike (on the winners and on the kernels' own sources)
       size_t accepted = 0;
@@ -148,14 +149,21 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
       }
       if (best) {
         const verify::RegionCascadeResult& res = r.tried[*best].result;
-        std::vector<size_t> kernels = replaced_kernels(a, *f, r, outcomes);
+        const stitch::RegionEdit& edit = r.tried[*best].candidate.edit;
+        std::vector<size_t> kernels = replaced_kernels(a, *f, r, edit.launches, outcomes);
         double per_kernel = 0;
-        for (size_t k : kernels) per_kernel += saving(outcomes[k]);
+        bool any_winner = false;
+        for (size_t k : kernels) per_kernel += saving(outcomes[k]), any_winner = any_winner || outcomes[k].chosen;
         bool take = true;
         if (res.cascade.performance_measured && res.saved_ms) {
           take = *res.saved_ms > per_kernel;
-          r.note = fmt::format("the fused region saves {:.4f} ms per run, its kernels' own winners {:.4f} ms: {}",
+          r.note = fmt::format("the region's candidate saves {:.4f} ms per run, its kernels' own winners {:.4f} ms: {}",
                                *res.saved_ms, per_kernel, take ? "chosen" : "kept the per-kernel results");
+        } else if (edit.internal.empty()) {
+          // A split moves the same bytes as the kernel: untimed, it is no better than a winner of the kernel's own.
+          take = !any_winner;
+          r.note = take ? "not timed (CPU mode): chosen, its kernels have no per-kernel winner"
+                        : "not timed (CPU mode): kept the per-kernel results (the candidate removes no internal buffer)";
         } else {
           r.note = fmt::format("not timed (CPU mode): chosen for its floor, its internal buffers ({}) no longer "
                                "written and read back",

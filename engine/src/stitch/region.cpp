@@ -25,16 +25,22 @@ std::pair<uint32_t, uint32_t> statement_lines(const std::string& src, const ir::
 
 namespace {
 
-// The first fused kernel's declaration with its name and source replaced.
-std::string declaration(const std::string& src, const ir::Kernel& like, const RegionEdit& r) {
+// The first replaced kernel's declaration with its name and source replaced.
+std::string declaration(const std::string& src, const ir::Kernel& like, const NewLaunch& n) {
   std::string head = src.substr(like.decl.begin.offset, like.literal.begin.offset - like.decl.begin.offset);
   std::string tail = src.substr(like.literal.end.offset, like.decl.end.offset - like.literal.end.offset);
-  head = std::regex_replace(head, std::regex("\\b" + like.var + "\\b"), r.kernel);
-  if (like.name != like.var) head = std::regex_replace(head, std::regex("\\b" + like.name + "\\b"), r.kernel);
-  return head + triple_quoted(r.source) + tail;
+  head = std::regex_replace(head, std::regex("\\b" + like.var + "\\b"), n.kernel);
+  if (like.name != like.var) head = std::regex_replace(head, std::regex("\\b" + like.name + "\\b"), n.kernel);
+  return head + triple_quoted(n.source) + tail;
 }
 
 }  // namespace
+
+std::vector<NewLaunch> RegionEdit::added() const {
+  std::vector<NewLaunch> out = before;
+  out.push_back({kernel, source, args});
+  return out;
+}
 
 std::vector<py::Edit> region_edits(const ir::Artifact& art, const RegionEdit& r) {
   const ir::Function* f = art.entry_function();
@@ -42,7 +48,15 @@ std::vector<py::Edit> region_edits(const ir::Artifact& art, const RegionEdit& r)
   const std::string& src = art.module->source();
   for (size_t i : r.launches)
     if (i >= f->launches.size()) throw UserError(fmt::format("region edit: launch {} out of range", i));
-  if (art.find_kernel(r.kernel)) throw UserError(fmt::format("region edit: kernel name {} is taken", r.kernel));
+  std::vector<NewLaunch> added = r.added();
+  for (const NewLaunch& n : added)
+    if (art.find_kernel(n.kernel) || std::count_if(added.begin(), added.end(), [&](auto& o) { return o.kernel == n.kernel; }) > 1)
+      throw UserError(fmt::format("region edit: kernel name {} is taken", n.kernel));
+  for (const Scratch& sc : r.scratch) {
+    static const std::regex word(R"(\w+)");
+    if (!std::regex_match(sc.name, word) || src.find(sc.name) != std::string::npos)
+      throw UserError(fmt::format("region edit: scratch buffer name {} is used in the module already", sc.name));
+  }
   std::set<std::string> internal(r.internal.begin(), r.internal.end());
   for (const ir::View& v : f->views)
     if (internal.count(v.base) || internal.count(v.buffer))
@@ -60,8 +74,9 @@ std::vector<py::Edit> region_edits(const ir::Artifact& art, const RegionEdit& r)
     if (!last_decl || k.decl.end.offset > last_decl->decl.end.offset) last_decl = &k;
   }
   const ir::Kernel& first_kernel = art.kernels[f->launches[r.launches.front()].kernel];
-  edits.push_back({last_decl->decl.end.offset, last_decl->decl.end.offset,
-                   "\n\n\n" + declaration(src, first_kernel, r)});
+  std::string decls;
+  for (const NewLaunch& n : added) decls += "\n\n\n" + declaration(src, first_kernel, n);
+  edits.push_back({last_decl->decl.end.offset, last_decl->decl.end.offset, decls});
 
   std::vector<size_t> order = r.launches;
   std::sort(order.begin(), order.end());
@@ -104,8 +119,17 @@ std::vector<py::Edit> region_edits(const ir::Artifact& art, const RegionEdit& r)
         continue;
       }
       std::string stream = l.stream.empty() ? "" : ", stream=" + l.stream;
-      if (!moved.empty()) edits.push_back({b, b, moved});
+      std::string indent = src.substr(b, l.span.begin.offset - b);
+      std::string ahead = moved;
+      for (const Scratch& sc : r.scratch) ahead += indent + sc.statement + "\n";
+      for (const NewLaunch& n : r.before) ahead += indent + fmt::format("{}.run({}{})\n", n.kernel, n.args, stream);
+      if (!ahead.empty()) edits.push_back({b, b, ahead});
       edits.push_back({l.span.begin.offset, l.span.end.offset, fmt::format("{}.run({}{})", r.kernel, r.args, stream)});
+      if (!r.scratch.empty()) {
+        std::vector<std::string> names;
+        for (const Scratch& sc : r.scratch) names.push_back(sc.name);
+        edits.push_back({e, e, fmt::format("{}del {}\n", indent, fmt::join(names, ", "))});
+      }
     }
   }
   return edits;

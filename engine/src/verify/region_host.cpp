@@ -62,6 +62,33 @@ std::string first_difference(const std::string& want, const std::string& got) {
 
 Finding fail(const std::string& check, std::string message) { return {check, false, std::move(message)}; }
 
+std::string text_of(const ir::Artifact& a, const ir::Span& s) {
+  return a.module->source().substr(s.begin.offset, s.end.offset - s.begin.offset);
+}
+
+// An allocation's bytes when its sizes are literal and its dtype known; -1 otherwise.
+int64_t alloc_bytes(const ir::Alloc& al) {
+  static const std::map<std::string, int64_t> width = {{"torch.float32", 4}, {"torch.float16", 2},
+                                                       {"torch.bfloat16", 2}, {"torch.float64", 8},
+                                                       {"torch.int32", 4}, {"torch.int64", 8}};
+  auto w = width.find(al.dtype);
+  if (w == width.end()) return -1;
+  int64_t n = 1;
+  for (const std::string& s : al.sizes) {
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 15) return -1;
+    n *= std::stoll(s);
+    if (n > (int64_t{1} << 40)) return -1;
+  }
+  return n * w->second;
+}
+
+std::string describe_added(const stitch::RegionEdit& e) {
+  if (e.before.empty()) return e.kernel;
+  std::vector<std::string> names;
+  for (const stitch::NewLaunch& n : e.added()) names.push_back(n.kernel);
+  return fmt::format("{} launches ({})", names.size(), fmt::join(names, ", "));
+}
+
 }  // namespace
 
 RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, const std::string& candidate) {
@@ -82,26 +109,29 @@ RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, co
   const ir::Function* cf = cand->entry_function();
   if (!f || !cf) return done(fail("host_code_edit", "no entry function"));
 
-  // The one kernel the candidate adds.
+  // The kernels the candidate adds, each launched once: the last launched is the fused kernel, any
+  // before it a split's earlier passes.
   std::vector<const ir::Kernel*> added;
   for (const ir::Kernel& k : cand->kernels)
     if (!original.find_kernel(k.name)) added.push_back(&k);
-  if (added.size() != 1)
-    return done(fail("host_code_edit", fmt::format("the candidate adds {} kernels; a region candidate adds exactly one",
-                                                   added.size())));
-  const ir::Kernel& fused = *added[0];
-  std::vector<const ir::Launch*> fused_launches;
+  if (added.empty() || added.size() > kMaxAddedKernels)
+    return done(fail("host_code_edit", fmt::format("the candidate adds {} kernels; a region candidate adds 1 to {}",
+                                                   added.size(), kMaxAddedKernels)));
+  std::vector<const ir::Launch*> new_launches;  // in call order
+  for (const ir::Kernel* k : added) {
+    size_t n = 0;
+    for (const ir::Launch& l : cf->launches) n += &cand->kernels[l.kernel] == k;
+    if (n != 1)
+      return done(fail("host_code_edit", fmt::format("the new kernel {} is launched {} times, not once", k->name, n)));
+  }
   for (const ir::Launch& l : cf->launches)
-    if (&cand->kernels[l.kernel] == &fused) fused_launches.push_back(&l);
-  if (fused_launches.size() != 1)
-    return done(fail("host_code_edit", fmt::format("the fused kernel {} is launched {} times, not once", fused.name,
-                                                   fused_launches.size())));
+    if (std::count(added.begin(), added.end(), &cand->kernels[l.kernel])) new_launches.push_back(&l);
 
   // The original launches the candidate no longer makes (matched in order by their text): all of
   // them in the region.
   std::multiset<std::string> kept;
   for (const ir::Launch& l : cf->launches)
-    if (&l != fused_launches[0]) kept.insert(launch_text(*cand, l));
+    if (!std::count(new_launches.begin(), new_launches.end(), &l)) kept.insert(launch_text(*cand, l));
   stitch::RegionEdit edit;
   for (size_t i = 0; i < f->launches.size(); ++i) {
     auto it = kept.find(launch_text(original, f->launches[i]));
@@ -116,8 +146,36 @@ RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, co
                                                      launch_text(original, f->launches[i]))));
     edit.launches.push_back(i);
   }
-  if (edit.launches.size() < 2)
-    return done(fail("host_code_edit", "the candidate replaces fewer than two launches of the region"));
+  if (edit.launches.empty() || (added.size() == 1 && edit.launches.size() < 2))
+    return done(fail("host_code_edit", added.size() == 1
+                                           ? "the candidate replaces fewer than two launches of the region"
+                                           : "the candidate replaces no launch of the region"));
+  // Scratch: buffers the original does not allocate, passed by the new launches alone, small.
+  std::set<std::string> original_allocs;
+  for (const ir::Alloc& al : f->allocs) original_allocs.insert(al.buffer);
+  for (const ir::Step& s : cf->steps) {
+    if (s.kind != ir::Step::Kind::Alloc) continue;
+    const ir::Alloc& al = cf->allocs[s.index];
+    if (original_allocs.count(al.buffer)) continue;
+    int64_t bytes = alloc_bytes(al);
+    if (bytes < 0 || bytes > kMaxScratchBytes)
+      return done(fail("host_code_edit", fmt::format("line {}: the scratch allocation of {} is {}; a region "
+                                                     "candidate may allocate at most {} bytes of literal size",
+                                                     s.span.begin.line, al.buffer,
+                                                     bytes < 0 ? "not of literal size and dtype"
+                                                               : std::to_string(bytes) + " bytes",
+                                                     kMaxScratchBytes)));
+    edit.scratch.push_back({al.buffer, text_of(*cand, s.span)});
+  }
+  for (const ir::Launch& l : cf->launches) {
+    if (std::count(new_launches.begin(), new_launches.end(), &l)) continue;
+    for (const auto& [param, text] : l.bound)
+      for (const stitch::Scratch& sc : edit.scratch)
+        if (storage_of(*cf, text) == sc.name)
+          return done(fail("host_code_edit", fmt::format("line {}: `{}` passes the scratch buffer {}; only the new "
+                                                         "launches may", l.span.begin.line, launch_text(*cand, l),
+                                                         sc.name)));
+  }
   // Internal buffers whose allocation is gone.
   std::set<std::string> allocated;
   for (const ir::Alloc& al : cf->allocs) allocated.insert(al.buffer);
@@ -130,12 +188,14 @@ RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, co
         return done(fail("host_code_edit",
                          fmt::format("line {}: `{}` passes {}, whose allocation the candidate removes",
                                      l.span.begin.line, launch_text(*cand, l), text)));
-  edit.kernel = fused.name;
-  edit.source = fused.source;
-  std::vector<std::string> args;
-  for (const ir::Arg& a : fused_launches[0]->args)
-    args.push_back(a.keyword.empty() ? a.text : a.keyword + "=" + a.text);
-  edit.args = fmt::format("{}", fmt::join(args, ", "));
+  for (const ir::Launch* l : new_launches) {
+    const ir::Kernel& k = cand->kernels[l->kernel];
+    std::vector<std::string> args;
+    for (const ir::Arg& a : l->args) args.push_back(a.keyword.empty() ? a.text : a.keyword + "=" + a.text);
+    stitch::NewLaunch n{k.name, k.source, fmt::format("{}", fmt::join(args, ", "))};
+    if (l == new_launches.back()) edit.kernel = n.kernel, edit.source = n.source, edit.args = n.args;
+    else edit.before.push_back(std::move(n));
+  }
   std::string expected;
   try {
     expected = stitch::stitch(original, {}, {}, {edit});
@@ -144,40 +204,55 @@ RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, co
   }
   if (expected != candidate)
     return done(fail("host_code_edit",
-                     "the candidate's module differs from the original beyond the region's allowed edits (the fused "
-                     "launch, the removed launches and internal buffers, moved allocations): " +
+                     "the candidate's module differs from the original beyond the region's allowed edits (the new "
+                     "launches and their scratch, the removed launches and internal buffers, moved allocations): " +
                          first_difference(expected, candidate)));
   out.g1.findings.push_back(
       {"host_code_edit", true,
-       fmt::format("the original module with {} launches fused into {} and {} internal buffer(s) removed, nothing else",
-                   edit.launches.size(), edit.kernel, edit.internal.size())});
+       fmt::format("the original module with {} launch(es) replaced by {} and {} internal buffer(s) removed{}, "
+                   "nothing else",
+                   edit.launches.size(), describe_added(edit), edit.internal.size(),
+                   edit.scratch.empty() ? "" : fmt::format(", {} scratch buffer(s) added", edit.scratch.size()))});
 
-  // What the fused launch passes and writes.
+  // What the new launches pass and write: the region's buffers and their scratch only, every output the
+  // removed launches wrote.
   std::set<std::string> region(facts.inputs.begin(), facts.inputs.end());
   region.insert(facts.outputs.begin(), facts.outputs.end());
-  std::set<std::string> writes, reads, removed_writes, unused;
-  accesses(fused, *fused_launches[0], *cf, writes, reads);
+  std::set<std::string> scratch;
+  for (const stitch::Scratch& sc : edit.scratch) scratch.insert(sc.name);
+  std::set<std::string> writes, removed_writes, unused;
+  std::vector<std::string> problems;
+  for (const ir::Launch* l : new_launches) {
+    const ir::Kernel& k = cand->kernels[l->kernel];
+    std::set<std::string> w, reads;
+    accesses(k, *l, *cf, w, reads);
+    for (const std::string& s : reads)
+      if (!region.count(s) && !scratch.count(s))
+        problems.push_back(fmt::format("{} reads {}, which is none of the region's buffers", k.name, s));
+    for (const std::string& s : w)
+      if (!scratch.count(s) && !std::count(facts.outputs.begin(), facts.outputs.end(), s))
+        problems.push_back(fmt::format("{} writes {}, which is not an output of the region", k.name, s));
+    writes.insert(w.begin(), w.end());
+  }
   for (size_t i : edit.launches)
     accesses(original.kernels[f->launches[i].kernel], f->launches[i], *f, removed_writes, unused);
-  std::vector<std::string> problems;
-  for (const std::string& s : reads)
-    if (!region.count(s)) problems.push_back(fmt::format("it reads {}, which is none of the region's buffers", s));
-  for (const std::string& s : writes)
-    if (!std::count(facts.outputs.begin(), facts.outputs.end(), s))
-      problems.push_back(fmt::format("it writes {}, which is not an output of the region", s));
   for (const std::string& s : facts.outputs)
     if (removed_writes.count(s) && !writes.count(s))
-      problems.push_back(fmt::format("it does not write {}, which the removed launches wrote and is read after the "
-                                     "region", s));
+      problems.push_back(fmt::format("no new launch writes {}, which the removed launches wrote and is read after "
+                                     "the region", s));
   if (!problems.empty())
-    return done(fail("fused_launch", fmt::format("the fused launch of {}: {}", fused.name, fmt::join(problems, "; "))));
+    return done(fail("fused_launch", fmt::format("the new launches: {}", fmt::join(problems, "; "))));
   out.g1.findings.push_back({"fused_launch", true,
-                             fmt::format("passes only the region's buffers; writes {}", fmt::join(writes, ", "))});
+                             fmt::format("pass only the region's buffers{}; write {}",
+                                         scratch.empty() ? "" : " and their scratch", fmt::join(writes, ", "))});
 
-  // The fused kernel's own source: the static checks, against itself (its stores are judged above).
-  G1Result k = run_g1(fused, fused.source);
-  for (Finding& x : k.findings) out.g1.findings.push_back(std::move(x));
-  out.g1.passed = k.passed;
+  // The new kernels' own sources: the static checks, each against itself (their stores are judged above).
+  out.g1.passed = true;
+  for (const ir::Kernel* k : added) {
+    G1Result r = run_g1(*k, k->source);
+    for (Finding& x : r.findings) out.g1.findings.push_back(std::move(x));
+    out.g1.passed = out.g1.passed && r.passed;
+  }
   out.edit = std::move(edit);
   return out;
 }

@@ -1,11 +1,13 @@
-// G1 for a region candidate: a whole module text in which one fused kernel replaces several
-// launches of a region (stitch/region.h). The candidate's host code must be exactly the original's
-// with the allowed edits — the region's launches replaced by one launch of the one kernel the
-// candidate adds, the allocations and `del`s of the region's internal buffers removed, allocations
-// of what the fused launch passes moved up to it — and nothing else: the check rebuilds the module
-// from those edits and compares it with the candidate byte for byte. The fused launch may pass only
-// the region's own buffers, and must write every region output the removed launches wrote, and no
-// input; the fused kernel's source passes G1's static checks (static/).
+// G1 for a region candidate: a whole module text in which new launches replace launches of a region
+// (stitch/region.h): one fused kernel in place of several, or a split — a few kernels in place of one,
+// handing partial results through scratch allocations. The candidate's host code must be exactly the
+// original's with the allowed edits — the region's launches replaced by one launch of each kernel
+// the candidate adds, the allocations and `del`s of the region's internal buffers removed,
+// allocations of what the new launches pass moved up to them, scratch allocations of literal size
+// (at most kMaxScratchBytes) passed by the new launches alone — and nothing else: the check rebuilds
+// the module from those edits and compares it with the candidate byte for byte. The new launches
+// may pass only the region's own buffers and their scratch, together must write every region output
+// the removed launches wrote, and no input; each new kernel's source passes G1's static checks.
 #pragma once
 
 #include <optional>
@@ -25,6 +27,11 @@ struct RegionFacts {
   std::vector<size_t> launches;  // indices into the entry function's launches, in call order
   std::vector<std::string> inputs, outputs, internal;
 };
+
+// A split's partial results are a few values per row and segment: more than this is no scratch.
+inline constexpr int64_t kMaxScratchBytes = int64_t{256} << 20;
+// A region candidate adds its fused kernel, and at most this many kernels in all.
+inline constexpr size_t kMaxAddedKernels = 3;
 
 struct RegionG1 {
   G1Result g1;

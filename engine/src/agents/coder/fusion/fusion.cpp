@@ -8,6 +8,7 @@
 #include "agents/coder/fusion/epilogue.h"
 #include "agents/coder/fusion/prologue.h"
 #include "agents/coder/fusion/row_merge.h"
+#include "agents/coder/fusion/split.h"
 #include "verify/region_host.h"
 
 namespace kopt::agents::fusion {
@@ -29,16 +30,38 @@ const Strategy kStrategies[] = {
     {"row_merge", row_merge, "merge {1} into {0}'s rows", true, row_merge_variants},
 };
 
+// The strategies above on every pair of launches the region's internal buffers join.
+void fuse_pairs(const ir::Artifact& a, const ir::Function& f, const profile::Region& r,
+                const std::map<std::string, std::string>& winners, RegionPlan& plan);
+
 }  // namespace
 
 RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profile::Region& r,
                        const std::map<std::string, std::string>& winners) {
   RegionPlan plan;
   for (size_t i : r.launches) plan.kernels.push_back(a.kernels[f.launches[i].kernel].name);
-  if (r.launches.size() < 2) return plan;
+  fuse_pairs(a, f, r, winners, plan);
+  // Splits after the fusions: in CPU mode the first accepted candidate stands, and a fusion saves bytes.
+  for (size_t i : r.launches) {
+    std::string why;
+    const std::string& name = a.kernels[f.launches[i].kernel].name;
+    auto splits = segment_split(a, f, i, &why);
+    if (splits.empty()) plan.declined.push_back(fmt::format("split ({}): {}", name, why));
+    for (auto& [description, edit] : splits)
+      plan.candidates.push_back({fmt::format("r{}", plan.candidates.size() + 1), "split:segments",
+                                 fmt::format("{}: {}", name, description), std::move(edit)});
+  }
+  return plan;
+}
+
+namespace {
+
+void fuse_pairs(const ir::Artifact& a, const ir::Function& f, const profile::Region& r,
+                const std::map<std::string, std::string>& winners, RegionPlan& plan) {
+  if (r.launches.size() < 2) return;
   if (r.internal.empty()) {
     plan.declined.push_back("no internal buffer: every buffer the region writes is read after it");
-    return plan;
+    return;
   }
   const std::vector<std::string> internal = profile::names(r.internal);
   std::set<std::tuple<const Strategy*, size_t, size_t>> built;  // whole-pair strategies already tried
@@ -89,7 +112,8 @@ RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profi
       }
     }
   }
-  return plan;
 }
+
+}  // namespace
 
 }  // namespace kopt::agents::fusion

@@ -1,0 +1,396 @@
+#include "agents/coder/fusion/split.h"
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "agents/coder/fusion/declaration.h"
+#include "agents/coder/fusion/pair.h"
+#include "artifact/pin_config.h"
+
+namespace kopt::agents::fusion {
+
+namespace {
+
+// Rows shorter than this gain nothing from more programs a row.
+constexpr int64_t kMinRow = 8192;
+// Segments of at most this many elements: a row of 350K is worked on by 6+ programs however many rows.
+constexpr int64_t kMaxSegment = 65536;
+
+struct Line {
+  int indent = 0;
+  std::string text;  // stripped; a statement Inductor wraps over lines joined into one
+};
+
+// The body's logical lines: physical lines joined while a bracket is open (quotes skipped).
+std::vector<Line> logical_lines(const std::string& body) {
+  std::vector<Line> out;
+  int depth = 0;
+  size_t pos = 0;
+  while (pos < body.size()) {
+    size_t end = body.find('\n', pos);
+    if (end == std::string::npos) end = body.size();
+    std::string raw = body.substr(pos, end - pos);
+    pos = end + 1;
+    size_t first = raw.find_first_not_of(" \t");
+    if (first == std::string::npos) continue;
+    std::string text = raw.substr(first);
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\r')) text.pop_back();
+    if (depth > 0) out.back().text += (out.back().text.back() == '(' ? "" : " ") + text;
+    else out.push_back({static_cast<int>(first), text});
+    char quote = 0;
+    for (char c : text) {
+      if (quote) {
+        if (c == quote) quote = 0;
+      } else if (c == '\'' || c == '"') {
+        quote = c;
+      } else if (c == '(' || c == '[' || c == '{') {
+        ++depth;
+      } else if (c == ')' || c == ']' || c == '}') {
+        --depth;
+      } else if (c == '#') {
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// A call's arguments split at its top-level commas.
+std::vector<std::string> split_args(const std::string& s) {
+  std::vector<std::string> out;
+  int depth = 0;
+  std::string cur;
+  for (char c : s) {
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') --depth;
+    if (c == ',' && depth == 0) {
+      out.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  out.push_back(cur);
+  for (std::string& a : out) {
+    a.erase(0, a.find_first_not_of(' '));
+    a.erase(a.find_last_not_of(' ') + 1);
+  }
+  return out;
+}
+
+bool mentions(const std::string& text, const std::string& name) {
+  return std::regex_search(text, std::regex("\\b" + name + "\\b"));
+}
+
+// Names a line assigns (`a, b = ...`, `x: tl.constexpr = ...`), none for other statements.
+std::vector<std::string> assigned_names(const std::string& text) {
+  static const std::regex assign(R"(^([A-Za-z_]\w*(\s*,\s*[A-Za-z_]\w*)*)\s*(:\s*tl\.constexpr\s*)?=[^=])");
+  std::smatch m;
+  if (!std::regex_search(text, m, assign)) return {};
+  std::vector<std::string> out;
+  for (std::string n : split_args(m[1].str())) out.push_back(n);
+  return out;
+}
+
+// `tl.store(ptr, value, mask)` stored only where `guard` holds as well.
+std::string guarded_store(const std::string& text, const std::string& guard) {
+  size_t open = text.find('('), close = text.rfind(')');
+  std::vector<std::string> args = split_args(text.substr(open + 1, close - open - 1));
+  if (args.size() < 3) args.push_back(guard);
+  else args[2] = fmt::format("({}) & ({})", args[2], guard);
+  return fmt::format("tl.store({})", fmt::join(args, ", "));
+}
+
+struct Accumulator {
+  std::string name, neutral;  // the value of a lane that holds nothing yet
+  size_t line = 0;            // its initialization, in the prologue
+  size_t component = 0;       // its partials' place in the scratch
+};
+
+// A final statement: reduces accumulators over dim 1 into one value each (positionally).
+struct Final {
+  size_t line = 0;                   // in mid
+  std::vector<std::string> outputs;  // the values, [XBLOCK] or (two_d) [XBLOCK, 1]
+  std::vector<std::string> accs;
+  bool two_d = false;
+};
+
+struct Loops {
+  std::vector<Line> prologue, loop1, mid, loop2, tail;
+  std::vector<Accumulator> accs;
+  std::vector<Final> finals;
+  int64_t rows = 0, cols = 0;
+  size_t xoffset = 0;  // the prologue's `xoffset = ...` line
+  bool wide = false;   // the program id is widened to int64
+};
+
+std::optional<Loops> read_loops(const ir::Kernel& k, std::string* why) {
+  auto no = [&](std::string w) -> std::optional<Loops> { return *why = std::move(w), std::nullopt; };
+  size_t def = k.source.find("\ndef " + k.entry + "(");
+  if (def == std::string::npos) return no("no def line");
+  size_t body_at = k.source.find('\n', def + 1);
+  if (body_at == std::string::npos) return no("no body");
+  std::vector<Line> lines = logical_lines(k.source.substr(body_at + 1));
+  static const std::regex header(R"(^for r0_offset in (tl\.)?range\(0, r0_numel, R0_BLOCK\):$)");
+  Loops out;
+  int stage = 0;  // 0 prologue, 1 loop1, 2 mid, 3 loop2, 4 tail
+  for (const Line& l : lines) {
+    if (l.indent == 4 && (stage == 1 || stage == 3)) ++stage;
+    if (l.indent == 4 && std::regex_match(l.text, header)) {
+      if (stage != 0 && stage != 2) return no("more than two loops over the row");
+      ++stage;
+      continue;
+    }
+    if (l.indent == 4 && (l.text.rfind("for ", 0) == 0 || l.text.rfind("if ", 0) == 0 ||
+                          l.text.rfind("while ", 0) == 0 || l.text.rfind("with ", 0) == 0))
+      return no("a compound statement other than the two loops over the row: " + l.text);
+    if (l.indent != 4 && stage != 1 && stage != 3) return no("unexpected indentation");
+    std::vector<Line>* to[] = {&out.prologue, &out.loop1, &out.mid, &out.loop2, &out.tail};
+    to[stage]->push_back(l);
+  }
+  if (stage < 3) return no("not two loops over the row (a statistics loop, then one that writes the row)");
+
+  static const std::regex xnumel(R"(^xnumel = (\d+)$)"), rnumel(R"(^r0_numel = (\d+)$)"),
+      xoff(R"(^xoffset = tl\.program_id\(0\)(\.to\(tl\.int64\))? \* XBLOCK$)"),
+      full(R"(^(\w+) = tl\.full\(\[XBLOCK, R0_BLOCK\], (.+), tl\.float32\)$)"),
+      zeros(R"(^(\w+) = tl\.zeros\(\[XBLOCK, R0_BLOCK\], tl\.float32\)$)");
+  bool has_xoffset = false, xindex_seen = false;
+  for (size_t i = 0; i < out.prologue.size(); ++i) {
+    const std::string& t = out.prologue[i].text;
+    std::smatch m;
+    if (std::regex_match(t, m, xnumel)) out.rows = std::stoll(m[1]);
+    else if (std::regex_match(t, m, rnumel)) out.cols = std::stoll(m[1]);
+    else if (std::regex_match(t, m, xoff)) has_xoffset = true, out.xoffset = i, out.wide = m[1].matched;
+    else if (t.rfind("xindex = ", 0) == 0) xindex_seen = true;
+    else if (std::regex_match(t, m, full) || std::regex_match(t, m, zeros)) {
+      if (!xindex_seen) return no("an accumulator initialized before the row index");
+      out.accs.push_back({m[1], m.size() > 2 && m[2].matched ? m[2].str() : "0.0", i, 0});
+    } else if (t.find("[XBLOCK, R0_BLOCK]") != std::string::npos) {
+      return no("an accumulator that is not float32: " + t);
+    }
+  }
+  if (out.rows <= 0 || out.cols <= 0) return no("xnumel and r0_numel are not constants of the body (a dynamic shape)");
+  if (!has_xoffset) return no("the row offset is not Inductor's `xoffset = tl.program_id(0) * XBLOCK`");
+  if (out.accs.empty()) return no("the first loop carries no accumulator");
+  auto any = [](const std::vector<Line>& ls, const std::string& s) {
+    return std::any_of(ls.begin(), ls.end(), [&](const Line& l) { return l.text.find(s) != std::string::npos; });
+  };
+  for (const auto* part : {&out.prologue, &out.loop1, &out.mid, &out.loop2, &out.tail}) {
+    size_t ids = 0;
+    for (const Line& l : *part) ids += l.text.find("tl.program_id") != std::string::npos;
+    if (ids > (part == &out.prologue ? 1u : 0u)) return no("a program id used beyond the row offset");
+  }
+  if (any(out.prologue, "tl.store") || any(out.loop1, "tl.store") || any(out.loop1, "tl.atomic") ||
+      any(out.loop2, "tl.atomic") || any(out.mid, "tl.atomic"))
+    return no("the statistics loop stores");
+  if (!any(out.loop2, "tl.store")) return no("the second loop stores nothing");
+
+  // The final statements: each accumulator reduced over dim 1 by one helper call, nothing else of them.
+  static const std::regex fin(R"(^([\w, ]+) = (tl\.sum|triton_helpers\.max2|triton_helpers\.min2|)"
+                              R"(triton_helpers\.online_softmax_reduce|triton_helpers\.welford)\((.*)\))"
+                              R"((\[:, None\])?(\.to\(tl\.float32\))?$)");
+  std::map<std::string, size_t> acc_at;
+  for (size_t i = 0; i < out.accs.size(); ++i) acc_at[out.accs[i].name] = i;
+  std::set<std::string> consumed;
+  size_t component = 0;
+  for (size_t i = 0; i < out.mid.size(); ++i) {
+    const std::string& t = out.mid[i].text;
+    bool uses = std::any_of(out.accs.begin(), out.accs.end(), [&](auto& a) { return mentions(t, a.name); });
+    if (!uses) continue;
+    std::smatch m;
+    if (!std::regex_match(t, m, fin)) return no("an accumulator used other than by its final reduction: " + t);
+    std::string fn = m[2];
+    std::vector<std::string> outs = split_args(m[1].str()), args = split_args(m[3].str());
+    size_t n = fn == "triton_helpers.welford" ? 3 : fn == "triton_helpers.online_softmax_reduce" ? 2 : 1;
+    size_t dim_at = n;  // the helpers take the accumulators, then the dim
+    if (outs.size() != n || args.size() < n + 1 || args[dim_at] != "1")
+      return no("a final reduction not over dim 1 of its accumulators: " + t);
+    Final f{i, outs, {}, m[4].matched};
+    if (n > 1 && f.two_d) return no("an unexpected final reduction: " + t);
+    for (size_t j = 0; j < n; ++j) {
+      auto a = acc_at.find(args[j]);
+      if (a == acc_at.end() || !consumed.insert(args[j]).second)
+        return no("a final reduction of something other than an accumulator: " + t);
+      out.accs[a->second].component = component++;
+      f.accs.push_back(args[j]);
+    }
+    out.finals.push_back(std::move(f));
+  }
+  if (consumed.size() != out.accs.size()) return no("an accumulator without a final reduction");
+  for (const auto* part : {&out.loop2, &out.tail})
+    for (const Line& l : *part)
+      for (const Accumulator& a : out.accs)
+        if (mentions(l.text, a.name)) return no("an accumulator used after its final reduction");
+
+  // The second loop carries nothing: it assigns no name the prologue or mid defines, and the tail
+  // reads nothing it assigns (but the loop's own index names).
+  std::set<std::string> before, in_loop2;
+  for (const auto* part : {&out.prologue, &out.mid})
+    for (const Line& l : *part)
+      for (const std::string& n : assigned_names(l.text)) before.insert(n);
+  for (const Line& l : out.loop2)
+    for (const std::string& n : assigned_names(l.text)) {
+      if (before.count(n)) return no("the second loop accumulates " + n);
+      in_loop2.insert(n);
+    }
+  for (const Line& l : out.tail)
+    for (const std::string& n : in_loop2)
+      if (mentions(l.text, n)) return no("a statement after the second loop reads " + n);
+  return out;
+}
+
+int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t next_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+struct Plan {
+  int64_t r0_block, warps, nseg, seg;
+};
+
+std::string indent(const Line& l) { return std::string(l.indent, ' ') + l.text + "\n"; }
+
+// The two kernels' bodies for `p`; `partials` is the scratch parameter.
+std::pair<std::string, std::string> bodies(const Loops& L, const Plan& p) {
+  int64_t rn = L.rows * p.nseg;
+  std::string consts = fmt::format("    NSEG: tl.constexpr = {}\n    SEG: tl.constexpr = {}\n", p.nseg, p.seg);
+  std::string head = "    sseg = tl.program_id(0) % NSEG\n";
+  head += fmt::format("    xoffset = (tl.program_id(0) // NSEG){} * XBLOCK\n", L.wide ? ".to(tl.int64)" : "");
+  std::string range = "    for r0_offset in tl.range(sseg * SEG, tl.minimum(sseg * SEG + SEG, r0_numel), R0_BLOCK):\n";
+  // Statistics: the prologue, the first loop over the segment, the final reductions, the partials stored.
+  std::string a = consts;
+  for (size_t i = 0; i < L.prologue.size(); ++i) a += i == L.xoffset ? head : indent(L.prologue[i]);
+  a += range;
+  for (const Line& l : L.loop1) a += indent(l);
+  size_t c = 0;
+  for (const Final& f : L.finals) {
+    a += indent(L.mid[f.line]);
+    for (const std::string& o : f.outputs)
+      a += fmt::format("    tl.store(partials + ({} + xindex * NSEG + sseg), {}, xmask)\n", c++ * rn,
+                       f.two_d ? o : o + "[:, None]");
+  }
+  // Apply: the partials of the row in place of the accumulators, the rest as written, the second loop
+  // over the segment, what is stored once a row stored by segment 0.
+  std::string b = consts + fmt::format("    SB: tl.constexpr = {}\n", next_pow2(p.nseg));
+  for (size_t i = 0; i < L.prologue.size(); ++i) {
+    auto acc = std::find_if(L.accs.begin(), L.accs.end(), [&](const Accumulator& x) { return x.line == i; });
+    if (i == L.xoffset) b += head + "    sidx = tl.arange(0, SB)[None, :]\n";
+    else if (acc == L.accs.end()) b += indent(L.prologue[i]);
+    else
+      b += fmt::format("    {} = tl.load(partials + ({} + xindex * NSEG + sidx), xmask & (sidx < NSEG), other={})\n",
+                       acc->name, acc->component * rn, acc->neutral);
+  }
+  auto once = [](const Line& l) {
+    if (l.text.rfind("tl.store(", 0) != 0) return indent(l);
+    return std::string(l.indent, ' ') + guarded_store(l.text, "sseg == 0") + "\n";
+  };
+  for (const Line& l : L.mid) b += once(l);
+  b += range;
+  for (const Line& l : L.loop2) b += indent(l);
+  for (const Line& l : L.tail) b += once(l);
+  return {a, b};
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::Artifact& art, const ir::Function& f,
+                                                                      size_t li, std::string* why) {
+  auto no = [&](std::string w) { return *why = std::move(w), std::vector<std::pair<std::string, stitch::RegionEdit>>{}; };
+  const ir::Launch& l = f.launches.at(li);
+  const ir::Kernel& k = art.kernels.at(l.kernel);
+  if (k.kind != "reduction") return no("not a looped reduction");
+  if (!k.mutated_args.empty()) return no("it writes an argument in place");
+  std::vector<const ir::KernelParam*> runtime;
+  std::vector<std::string> constexprs;
+  for (const ir::KernelParam& p : k.signature)
+    if (p.is_constexpr) constexprs.push_back(p.name);
+    else runtime.push_back(&p);
+  size_t n = runtime.size();
+  if (n < 3 || runtime[n - 2]->name != "xnumel" || runtime[n - 1]->name != "r0_numel" ||
+      constexprs != std::vector<std::string>{"XBLOCK", "R0_BLOCK"})
+    return no("not (pointers..., xnumel, r0_numel, XBLOCK, R0_BLOCK)");
+  std::string w;
+  auto loops = read_loops(k, &w);
+  if (!loops) return no(w);
+  const Loops& L = *loops;
+  int64_t sms = 132;
+  std::smatch sm;
+  static const std::regex mpc(R"(multi_processor_count=(\d+))");
+  if (std::regex_search(k.source, sm, mpc)) sms = std::max<int64_t>(1, std::stoll(sm[1]));
+  if (L.cols < kMinRow) return no(fmt::format("rows of {} elements: too short to split", L.cols));
+  if (L.rows >= 4 * sms) return no(fmt::format("{} rows already keep {} SMs busy", L.rows, sms));
+
+  // The launch: the original's pointers, the scratch, the programs (rows x segments), the row length.
+  std::string alloc = f.allocs.empty() ? "empty_strided_cuda" : f.allocs.front().device;
+  std::string scratch = fmt::format("buf_seg{}", li);
+  for (int i = 0; art.module->source().find(scratch) != std::string::npos; ++i) scratch = fmt::format("buf_seg{}_{}", li, i);
+  std::vector<std::string> ptr_args;
+  std::vector<DeclParam> params;
+  for (size_t i = 0; i + 2 < n; ++i) {
+    std::string arg = arg_of(l, runtime[i]->name);
+    if (arg.empty()) return no("a pointer argument not passed by name");
+    ptr_args.push_back(arg);
+    params.push_back({runtime[i]->name, runtime[i]->dtype, divisible(k, runtime[i]->name)});
+  }
+  std::string r0_arg = arg_of(l, "r0_numel");
+  if (r0_arg != std::to_string(L.cols)) return no("the launch's row length is not the body's");
+  size_t ncomp = 0;
+  for (const Final& fi : L.finals) ncomp += fi.outputs.size();
+
+  size_t def = k.source.find("\ndef " + k.entry + "(");
+  std::string prefix = k.source.substr(0, k.source.find('\n', def + 1) + 1);
+  std::vector<std::pair<std::string, stitch::RegionEdit>> out;
+  std::set<std::pair<int64_t, int64_t>> seen;
+  for (auto [r0b, warps, spread] : {std::tuple{2048, 8, 4}, {1024, 4, 4}, {2048, 8, 8}}) {
+    int64_t nseg = std::max(cdiv(spread * sms, L.rows), cdiv(L.cols, kMaxSegment));
+    int64_t seg = cdiv(cdiv(L.cols, nseg), r0b) * r0b;
+    nseg = cdiv(L.cols, seg);
+    if (nseg < 2 || !seen.insert({r0b, nseg}).second) continue;
+    Plan p{r0b, warps, nseg, seg};
+    auto [body_a, body_b] = bodies(L, p);
+    std::vector<DeclParam> ps = params;
+    ps.push_back({"partials", "*fp32", true});
+    ps.push_back({"xnumel", "i32", (L.rows * nseg) % 16 == 0});
+    ps.push_back({"r0_numel", "i32", divisible(k, "r0_numel")});
+    ps.push_back({"XBLOCK", "constexpr", false});
+    ps.push_back({"R0_BLOCK", "constexpr", false});
+    stitch::RegionEdit e;
+    e.launches = {li};
+    std::string args = fmt::format("{}, {}, {}, {}", fmt::join(ptr_args, ", "), scratch, L.rows * nseg, L.cols);
+    nlohmann::json cfg = {{"XBLOCK", 1}, {"R0_BLOCK", r0b}, {"num_warps", warps}, {"num_stages", 1}};
+    std::vector<stitch::NewLaunch> made;
+    for (auto [suffix, body, mutated] : {std::tuple{"_seg_stats", body_a, std::vector<std::string>{"partials"}},
+                                         {"_seg_apply", body_b, std::vector<std::string>{}}}) {
+      std::string name = k.name + suffix;
+      auto declared = redeclare(prefix + body, k.name, k.entry, name, ps, mutated, &w);
+      if (!declared) return no(w);
+      std::string source;
+      try {
+        source = ir::pin_config(*declared, name, cfg);
+        ir::parse_kernel_source(source, name, name);
+      } catch (const std::exception& ex) {
+        return no(std::string("the split kernel does not parse: ") + ex.what());
+      }
+      made.push_back({name, source, args});
+    }
+    e.before = {made[0]};
+    e.kernel = made[1].kernel, e.source = made[1].source, e.args = made[1].args;
+    e.scratch = {{scratch, fmt::format("{} = {}(({}, ), (1, ), torch.float32)", scratch, alloc, ncomp * L.rows * nseg)}};
+    out.emplace_back(fmt::format("split {} rows of {} into {} segments of {} ({} programs a pass: statistics, then "
+                                 "the row), {}",
+                                 L.rows, L.cols, nseg, seg, L.rows * nseg, ir::describe_config(cfg)),
+                     std::move(e));
+  }
+  if (out.empty()) return no("a row too short for two segments");
+  return out;
+}
+
+}  // namespace kopt::agents::fusion

@@ -1,0 +1,35 @@
+// The segment split: one launch of an Inductor looped reduction over few, long rows (softmax,
+// log-softmax, norms: a first loop that accumulates each row's statistics, a second that writes the
+// row from them) becomes two launches, so that every row is worked on by many programs at once
+// instead of one:
+//   - statistics: a program per (row, segment of the row) runs the first loop over its segment and
+//     stores the reduced statistics of the segment (sum, max, online-softmax max and sum, Welford
+//     mean / M2 / weight) into a scratch allocation, a few floats per row and segment;
+//   - apply: a program per (row, segment) loads all segments' partials of its row, reduces them
+//     with the original's own final statement (the same helper, over segments instead of lanes),
+//     and runs the second loop over its segment; values the original stores once per row are
+//     stored by segment 0.
+// Read from the kernel's own text, not from an op name: the accumulators are the loop-carried
+// [XBLOCK, R0_BLOCK] tiles, their final statements the reductions over dim 1 that Inductor writes
+// for them. What the kernel computes is kept statement for statement; only the loops' ranges, the
+// program's row and the accumulators' lanes change. Anything else (a third loop, stores in the
+// first loop, an accumulation in the second, a dynamic shape, an in-place argument) is declined
+// with the reason. Like every generator it only proposes: the region cascade decides (G1 holds
+// the host edit, a scratch allocation and the two launches, to stitch/region.h's form).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "artifact/ir.h"
+#include "stitch/region.h"
+
+namespace kopt::agents::fusion {
+
+// Candidates (a one-line description and the edit) that split launch `launch` of `f`, or none with
+// the reason in *why.
+std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::Artifact& a, const ir::Function& f,
+                                                                      size_t launch, std::string* why);
+
+}  // namespace kopt::agents::fusion
