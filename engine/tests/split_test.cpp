@@ -1,0 +1,178 @@
+// The segment split (agents/coder/fusion/split.h): a looped reduction over few long rows becomes a
+// statistics launch and an apply launch joined by a scratch allocation. Its host edit (stitch/region.h),
+// G1's check of it (verify/region_host.h) against honest and hostile modules, its declines, and the
+// region cascade with the CPU worker on captured Inductor kernels: an online softmax (two
+// accumulators) and a Welford layer norm (three) pass G1-G3; an apply kernel that reads one segment's
+// partials fails G2.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "agents/coder/fusion/fusion.h"
+#include "agents/coder/fusion/split.h"
+#include "artifact/bundle.h"
+#include "results/record.h"
+#include "stitch/stitch.h"
+#include "verify/region_cascade.h"
+#include "test_util.h"
+
+using namespace kopt;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::unique_ptr<ir::Bundle> load(const std::string& dir) {
+  return ir::load_bundle((fs::path(KOPT_SOURCE_DIR) / dir).string());
+}
+
+struct Planned {
+  std::unique_ptr<ir::Bundle> bundle;
+  verify::RegionFacts facts;
+  agents::fusion::RegionPlan plan;
+  const ir::Artifact& art() const { return *bundle->graphs.at(0); }
+};
+
+Planned plan(const std::string& dir) {
+  Planned p{load(dir), {}, {}};
+  const ir::Artifact& a = p.art();
+  auto rs = profile::regions(a, *a.entry_function(), p.bundle->meta["graphs"][0]["args"]);
+  p.facts = profile::facts(rs.at(0));
+  p.plan = agents::fusion::plan_region(a, *a.entry_function(), rs.at(0));
+  return p;
+}
+
+std::vector<const agents::fusion::RegionCandidate*> splits(const Planned& p) {
+  std::vector<const agents::fusion::RegionCandidate*> out;
+  for (const auto& c : p.plan.candidates)
+    if (c.origin == "split:segments") out.push_back(&c);
+  return out;
+}
+
+std::string failing(const verify::RegionG1& r) {
+  for (const auto& f : r.g1.findings)
+    if (!f.passed) return f.check + ": " + f.message;
+  return "";
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+worker::SupervisorOptions cpu_worker() {
+  worker::SupervisorOptions o;
+  o.argv = {"python3", "-m", "kernelopt.worker"};
+  o.env["PYTHONPATH"] = std::string(KOPT_SOURCE_DIR) + "/python";
+  o.slots = {"cpu"};
+  return o;
+}
+
+const char* kSoftmax = "tests/python/data/softmax_rows_50k_small";
+const char* kLayerNorm = "tests/python/data/layer_norm_few_rows_inductor_form";
+const char* kSoftmaxKernel = "triton_red_fused__softmax_exp_prepare_softmax_online_sub_0";
+
+}  // namespace
+
+TEST(SegmentSplit, AnOnlineSoftmaxOfFourRowsBecomesTwoLaunchesJoinedByAScratch) {
+  Planned p = plan(kSoftmax);
+  auto s = splits(p);
+  ASSERT_GE(s.size(), 2u);  // two block sizes at least
+  const stitch::RegionEdit& e = s[0]->edit;
+  EXPECT_EQ(e.launches, std::vector<size_t>{0});
+  EXPECT_TRUE(e.internal.empty());
+  ASSERT_EQ(e.before.size(), 1u);
+  EXPECT_EQ(e.before[0].kernel, std::string(kSoftmaxKernel) + "_seg_stats");
+  EXPECT_EQ(e.kernel, std::string(kSoftmaxKernel) + "_seg_apply");
+  // 132 SMs: 4 rows of 50304 in 25 segments of 2048, two partials (max, sum of exp) a segment.
+  EXPECT_NE(s[0]->description.find("4 rows of 50304 into 25 segments of 2048"), std::string::npos)
+      << s[0]->description;
+  std::string module = stitch::stitch(p.art(), {}, {}, {e});
+  size_t alloc = module.find("buf_seg0 = empty_strided_cuda((200, ), (1, ), torch.float32)\n");
+  size_t stats = module.find(std::string(kSoftmaxKernel) + "_seg_stats.run(arg0_1, buf2, buf_seg0, 100, 50304, "
+                                                           "stream=stream0)\n");
+  size_t apply = module.find(std::string(kSoftmaxKernel) + "_seg_apply.run(arg0_1, buf2, buf_seg0, 100, 50304, "
+                                                           "stream=stream0)\n");
+  size_t del = module.find("del buf_seg0\n");
+  ASSERT_NE(alloc, std::string::npos) << module;
+  EXPECT_LT(alloc, stats);
+  EXPECT_LT(stats, apply);
+  EXPECT_LT(apply, del);
+  EXPECT_EQ(module.find(std::string(kSoftmaxKernel) + ".run("), std::string::npos);  // the original launch is gone
+
+  verify::RegionG1 g1 = verify::check_region(p.art(), p.facts, module);
+  EXPECT_TRUE(g1.g1.passed) << failing(g1);
+  ASSERT_TRUE(g1.edit);
+  EXPECT_EQ(g1.edit->before.size(), 1u);
+  ASSERT_EQ(g1.edit->scratch.size(), 1u);
+  EXPECT_EQ(g1.edit->scratch[0].name, "buf_seg0");
+  EXPECT_EQ(stitch::stitch(p.art(), {}, {}, {*g1.edit}), module);  // G1's reading of the edit rebuilds it
+}
+
+TEST(SegmentSplit, DeclinesManyRowsPersistentKernelsAndShortRowsWithTheReason) {
+  auto declined = [](const Planned& p) {
+    std::string all;
+    for (const std::string& d : p.plan.declined) all += d + "\n";
+    return all;
+  };
+  Planned many = plan("corpus/softmax_large");  // 8192 rows: every SM busy already
+  EXPECT_TRUE(splits(many).empty());
+  EXPECT_NE(declined(many).find("8192 rows already keep 132 SMs busy"), std::string::npos) << declined(many);
+  Planned persistent = plan("corpus/softmax_lastdim");
+  EXPECT_TRUE(splits(persistent).empty());
+  EXPECT_NE(declined(persistent).find("not a looped reduction"), std::string::npos) << declined(persistent);
+}
+
+TEST(SegmentSplit, G1RejectsAHugeScratchAScratchWrittenElsewhereAndAnyOtherHostEdit) {
+  Planned p = plan(kSoftmax);
+  auto s = splits(p);
+  ASSERT_FALSE(s.empty());
+  std::string module = stitch::stitch(p.art(), {}, {}, {s[0]->edit});
+  auto check = [&](const std::string& m) { return verify::check_region(p.art(), p.facts, m); };
+
+  verify::RegionG1 huge =
+      check(replaced(module, "((200, ), (1, ), torch.float32)", "((100000000, ), (1, ), torch.float32)"));
+  EXPECT_FALSE(huge.g1.passed);
+  EXPECT_EQ(failing(huge).rfind("host_code_edit: line", 0), 0u) << failing(huge);
+  EXPECT_NE(failing(huge).find("400000000 bytes"), std::string::npos) << failing(huge);
+
+  // The statistics kernel writes its partials into the model's input instead.
+  verify::RegionG1 into_input = check(replaced(module, "tl.store(partials + (", "tl.store(in_ptr0 + ("));
+  EXPECT_FALSE(into_input.g1.passed);
+  EXPECT_EQ(failing(into_input).rfind("fused_launch:", 0), 0u) << failing(into_input);
+  EXPECT_NE(failing(into_input).find("writes arg0_1"), std::string::npos) << failing(into_input);
+
+  // One more host statement than the split's edit.
+  size_t del = module.find("del buf_seg0\n"), line = module.rfind('\n', del) + 1;
+  std::string indent = module.substr(line, del - line);
+  verify::RegionG1 extra = check(replaced(module, indent + "del buf_seg0\n",
+                                          indent + "buf_seg0.zero_()\n" + indent + "del buf_seg0\n"));
+  EXPECT_FALSE(extra.g1.passed);
+  EXPECT_EQ(failing(extra).rfind("host_code_edit:", 0), 0u) << failing(extra);
+}
+
+TEST(RegionCascadeWorker, SplitsOfALayerNormAndASoftmaxPassG1ToG3AndAnApplyReadingOneSegmentFailsG2) {
+  worker::Supervisor sup(cpu_worker());
+  verify::CascadeOptions o;
+  o.timeout = std::chrono::seconds(300);
+  o.seeds = 2;
+  for (const char* dir : {kLayerNorm, kSoftmax}) {
+    SCOPED_TRACE(dir);
+    Planned p = plan(dir);
+    auto s = splits(p);
+    ASSERT_FALSE(s.empty());
+    std::string module = stitch::stitch(p.art(), {}, {}, {s[0]->edit});
+    verify::RegionCascadeResult ok = verify::run_region_cascade(sup, *p.bundle, 0, p.facts, module, o);
+    ASSERT_TRUE(ok.cascade.accepted) << results::cascade_json(ok.cascade).dump(2);
+    for (size_t g = 0; g < 3; ++g) EXPECT_EQ(ok.cascade.gates[g].status, verify::GateStatus::passed);
+    if (std::string(dir) != kLayerNorm) continue;
+    // The apply kernel reduces only the first segment's statistics: every row's mean and variance are wrong.
+    std::string one = replaced(module, "xmask & (sidx < NSEG)", "xmask & (sidx < 1)");
+    verify::RegionCascadeResult bad = verify::run_region_cascade(sup, *p.bundle, 0, p.facts, one, o);
+    EXPECT_FALSE(bad.cascade.accepted);
+    ASSERT_EQ(bad.cascade.gates.size(), 2u) << results::cascade_json(bad.cascade).dump(2);
+    EXPECT_EQ(bad.cascade.gates[0].status, verify::GateStatus::passed);
+    EXPECT_EQ(bad.cascade.gates[1].status, verify::GateStatus::failed);
+  }
+}
