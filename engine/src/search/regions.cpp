@@ -205,6 +205,22 @@ std::vector<stitch::RegionEdit> chosen_edits(const std::vector<RegionOutcome>& r
   return out;
 }
 
+namespace {
+
+json added_names(const stitch::RegionEdit& e) {
+  json out = json::array();
+  for (const stitch::NewLaunch& n : e.added()) out.push_back(n.kernel);
+  return out;
+}
+
+json scratch_names(const stitch::RegionEdit& e) {
+  json out = json::array();
+  for (const stitch::Scratch& s : e.scratch) out.push_back(s.name);
+  return out;
+}
+
+}  // namespace
+
 json region_json(const RegionOutcome& r) {
   json cands = json::array();
   for (const RegionTried& t : r.tried) {
@@ -213,6 +229,8 @@ json region_json(const RegionOutcome& r) {
                      {"origin", t.candidate.origin},
                      {"description", t.candidate.description},
                      {"kernel", t.candidate.edit.kernel},
+                     {"added_kernels", added_names(t.candidate.edit)},
+                     {"scratch", scratch_names(t.candidate.edit)},
                      {"launches", t.candidate.edit.launches},
                      {"internal", t.candidate.edit.internal},
                      {"accepted", t.result.cascade.accepted},
