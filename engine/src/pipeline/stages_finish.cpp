@@ -61,6 +61,18 @@ search::SearchOptions search_options(const Job& job) {
 void search(Job& job, agents::Agents& agents, results::ResultsDb& db) {
   if (!job.skip.empty()) return;
   search::SearchOptions so = search_options(job);
+  // The region search comes after this one: where the built-in coder has region candidates (a fusion, a
+  // segment split), their cascades' time is kept back, at most a third of what is left (a split of a softmax
+  // over few long rows is the only candidate that helps such a kernel, and tuning rounds of its per-kernel
+  // search would otherwise spend the whole budget). GPU only: in CPU mode a kernel's search ends at its first
+  // accepted candidate.
+  double left = std::chrono::duration<double>(so.deadline - Clock::now()).count();
+  double reserve =
+      so.gpu ? std::min(search::region_reserve_seconds(*job.bundle, so), std::max(0.0, left) / 3) : 0.0;
+  if (reserve > 0) {
+    so.deadline -= std::chrono::milliseconds(static_cast<int64_t>(reserve * 1000));
+    job.say(fmt::format("{:.1f} s of the search kept back for the region search", reserve));
+  }
   search::Cache cache{db, {}};
   std::mutex say_mu;
   // On a terminal one status line is redrawn in place (a progress bar over kernels and the

@@ -45,6 +45,17 @@ std::vector<size_t> replaced_kernels(const ir::Artifact& a, const ir::Function& 
   return out;
 }
 
+// One region cascade's estimate: it runs every kernel of the region for the original's statements and the
+// candidate's, about the sum of its kernels' own cascades.
+double region_estimate(const ir::Artifact& a, const ir::Function& f, const profile::Region& r, const SearchOptions& o) {
+  double est = 0;
+  for (size_t li : r.launches) {
+    const ir::Kernel& k = a.kernels[f.launches[li].kernel];
+    est += cascade_seconds(o.cost, kernel_elements(a, k), std::nullopt);
+  }
+  return est;
+}
+
 // The region cascade of `module`, or its cached result.
 RegionTried verified(worker::Supervisor& sup, const ir::Bundle& bundle, size_t graph, const RegionOutcome& r,
                      const agents::fusion::RegionCandidate& c, const std::string& module,
@@ -102,15 +113,9 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
       if (r.plan.candidates.empty()) r.note = "no fusion candidate (see declined)";
       std::set<std::string> seen;  // candidates built alike (on the winners and on the kernels' own sources)
       size_t accepted = 0;
-      // A region's cascade runs every kernel of the region for the original's statements and the candidate's:
-      // about the sum of its kernels' own cascades. One that does not fit before the deadline is not started
-      // (in CPU mode one took 33 s with 7 s left, and the end-to-end gate then found no time: every accepted
-      // kernel of the job was dropped).
-      double est = 0;
-      for (size_t li : rs[i].launches) {
-        const ir::Kernel& k = a.kernels[f->launches[li].kernel];
-        est += cascade_seconds(o.cost, kernel_elements(a, k), std::nullopt);
-      }
+      // A region cascade that does not fit before the deadline is not started (in CPU mode one took 33 s with
+      // 7 s left, and the end-to-end gate then found no time: every accepted kernel of the job was dropped).
+      double est = region_estimate(a, *f, rs[i], o);
       for (const agents::fusion::RegionCandidate& c : r.plan.candidates) {
         double left = std::chrono::duration<double>(o.deadline - std::chrono::steady_clock::now()).count();
         if (left <= 0) {
@@ -186,6 +191,20 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
     }
   }
   return out;
+}
+
+double region_reserve_seconds(const ir::Bundle& bundle, const SearchOptions& o) {
+  double total = 0;
+  const json graphs = bundle.meta.value("graphs", json::array());
+  for (size_t g = 0; g < bundle.graphs.size(); ++g) {
+    const ir::Artifact& a = *bundle.graphs[g];
+    const ir::Function* f = a.entry_function();
+    if (!f) continue;
+    json args = g < graphs.size() && graphs[g].is_object() ? graphs[g].value("args", json()) : json();
+    for (const profile::Region& r : profile::regions(a, *f, args))
+      if (!agents::fusion::plan_region(a, *f, r).candidates.empty()) total += region_estimate(a, *f, r, o);
+  }
+  return total;
 }
 
 void drop_region(RegionOutcome& r, std::vector<KernelOutcome>& outcomes, const std::string& why) {
