@@ -12,6 +12,8 @@
 #include "agents/coder/fusion/split.h"
 #include "artifact/bundle.h"
 #include "results/record.h"
+#include "search/cost.h"
+#include "search/regions.h"
 #include "stitch/stitch.h"
 #include "verify/region_cascade.h"
 #include "test_util.h"
@@ -175,4 +177,19 @@ TEST(RegionCascadeWorker, SplitsOfALayerNormAndASoftmaxPassG1ToG3AndAnApplyReadi
     EXPECT_EQ(bad.cascade.gates[0].status, verify::GateStatus::passed);
     EXPECT_EQ(bad.cascade.gates[1].status, verify::GateStatus::failed);
   }
+}
+
+TEST(SegmentSplit, TheRegionSearchKeepsTimeBackOnlyForBundlesWithARegionCandidate) {
+  search::SearchOptions o;
+  o.gpu = o.cost.gpu = true;
+  o.cost.model_run_s = 0.01;
+  auto b = load(kSoftmax);
+  const ir::Artifact& a = *b->graphs[0];
+  o.cost.model_elements = search::model_elements(*b);
+  double split = search::region_reserve_seconds(*b, o);
+  EXPECT_GT(split, 0.0);
+  // One region cascade: the one kernel's cascade estimate, whatever the number of split variants.
+  EXPECT_DOUBLE_EQ(split, search::cascade_seconds(o.cost, search::kernel_elements(a, a.kernels[0]), std::nullopt));
+  EXPECT_EQ(search::region_reserve_seconds(*load("corpus/softmax_lastdim"), o), 0.0);  // nothing to split or fuse
+  EXPECT_GT(search::region_reserve_seconds(*load("corpus/reverse_cumsum"), o), 0.0);    // a fusion
 }
