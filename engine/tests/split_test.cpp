@@ -73,6 +73,7 @@ worker::SupervisorOptions cpu_worker() {
 
 const char* kSoftmax = "tests/python/data/softmax_rows_50k_small";
 const char* kLayerNorm = "tests/python/data/layer_norm_few_rows_inductor_form";
+const char* kColumns = "tests/python/data/softmax_columns_inductor_form";
 const char* kSoftmaxKernel = "triton_red_fused__softmax_exp_prepare_softmax_online_sub_0";
 
 }  // namespace
@@ -110,6 +111,21 @@ TEST(SegmentSplit, AnOnlineSoftmaxOfFourRowsBecomesTwoLaunchesJoinedByAScratch) 
   ASSERT_EQ(g1.edit->scratch.size(), 1u);
   EXPECT_EQ(g1.edit->scratch[0].name, "buf_seg0");
   EXPECT_EQ(stitch::stitch(p.art(), {}, {}, {*g1.edit}), module);  // G1's reading of the edit rebuilds it
+}
+
+TEST(SegmentSplit, ColumnsAcrossMemoryAreSplitInTilesOfAdjacentColumns) {
+  Planned p = plan(kColumns);
+  auto s = splits(p);
+  ASSERT_FALSE(s.empty());
+  // 64 columns of 9000 (`x0 + 64*r0_1`): one tile of 64 columns, at most 64 segments of whole 32-row blocks.
+  EXPECT_NE(s[0]->description.find("64 rows of 9000 into 57 segments of 160 (57 programs a pass, tiles of 64 "
+                                   "adjacent rows"),
+            std::string::npos)
+      << s[0]->description;
+  EXPECT_NE(s[0]->edit.source.find("'XBLOCK': 64"), std::string::npos);
+  std::string module = stitch::stitch(p.art(), {}, {}, {s[0]->edit});
+  verify::RegionG1 g1 = verify::check_region(p.art(), p.facts, module);
+  EXPECT_TRUE(g1.g1.passed) << failing(g1);
 }
 
 TEST(SegmentSplit, DeclinesManyRowsPersistentKernelsAndShortRowsWithTheReason) {
@@ -154,12 +170,12 @@ TEST(SegmentSplit, G1RejectsAHugeScratchAScratchWrittenElsewhereAndAnyOtherHostE
   EXPECT_EQ(failing(extra).rfind("host_code_edit:", 0), 0u) << failing(extra);
 }
 
-TEST(RegionCascadeWorker, SplitsOfALayerNormAndASoftmaxPassG1ToG3AndAnApplyReadingOneSegmentFailsG2) {
+TEST(RegionCascadeWorker, SplitsOfALayerNormASoftmaxAndAColumnSoftmaxPassG1ToG3AndAnApplyReadingOneSegmentFails) {
   worker::Supervisor sup(cpu_worker());
   verify::CascadeOptions o;
   o.timeout = std::chrono::seconds(300);
   o.seeds = 2;
-  for (const char* dir : {kLayerNorm, kSoftmax}) {
+  for (const char* dir : {kLayerNorm, kSoftmax, kColumns}) {
     SCOPED_TRACE(dir);
     Planned p = plan(dir);
     auto s = splits(p);

@@ -20,6 +20,9 @@ namespace {
 constexpr int64_t kMinRow = 8192;
 // Segments of at most this many elements: a row of 350K is worked on by 6+ programs however many rows.
 constexpr int64_t kMaxSegment = 65536;
+// At most this many segments a row: the apply kernel reduces its row's partials as one [XBLOCK, segments]
+// tile (64 x 64 floats for tiles of 64 columns).
+constexpr int64_t kMaxSegments = 64;
 
 struct Line {
   int indent = 0;
@@ -253,8 +256,24 @@ int64_t next_pow2(int64_t v) {
 }
 
 struct Plan {
-  int64_t r0_block, warps, nseg, seg;
+  int64_t xblock, r0_block, warps, nseg, seg;
 };
+
+// Whether the first loop reads its rows across memory (`x0 + 512*r0_1`: a reduction over an outer axis,
+// adjacent rows adjacent in memory): programs then take several rows, so that each load is coalesced
+// across them.
+bool column_layout(const std::vector<Line>& loop1) {
+  static const std::regex load(R"(tl\.load\(\w+ \+ \(([^)]*)\))"), strided(R"(\d+\*r0_\d+)"),
+      unit(R"((^|[ +(])r0_\d+($|[ +)]))");
+  for (const Line& l : loop1) {
+    std::smatch m;
+    if (!std::regex_search(l.text, m, load)) continue;
+    std::string index = m[1];
+    if (std::regex_search(index, unit)) return false;
+    if (std::regex_search(index, strided)) return true;
+  }
+  return false;
+}
 
 std::string indent(const Line& l) { return std::string(l.indent, ' ') + l.text + "\n"; }
 
@@ -326,7 +345,8 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
   static const std::regex mpc(R"(multi_processor_count=(\d+))");
   if (std::regex_search(k.source, sm, mpc)) sms = std::max<int64_t>(1, std::stoll(sm[1]));
   if (L.cols < kMinRow) return no(fmt::format("rows of {} elements: too short to split", L.cols));
-  if (L.rows >= 4 * sms) return no(fmt::format("{} rows already keep {} SMs busy", L.rows, sms));
+  if (L.rows >= (column_layout(L.loop1) ? 64 : 4) * sms)
+    return no(fmt::format("{} rows already keep {} SMs busy", L.rows, sms));
 
   // The launch: the original's pointers, the scratch, the programs (rows x segments), the row length.
   std::string alloc = f.allocs.empty() ? "empty_strided_cuda" : f.allocs.front().device;
@@ -348,24 +368,33 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
   size_t def = k.source.find("\ndef " + k.entry + "(");
   std::string prefix = k.source.substr(0, k.source.find('\n', def + 1) + 1);
   std::vector<std::pair<std::string, stitch::RegionEdit>> out;
-  std::set<std::pair<int64_t, int64_t>> seen;
-  for (auto [r0b, warps, spread] : {std::tuple{2048, 8, 4}, {1024, 4, 4}, {2048, 8, 8}}) {
-    int64_t nseg = std::max(cdiv(spread * sms, L.rows), cdiv(L.cols, kMaxSegment));
+  std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
+  // Rows along memory: a row a program, long blocks of it. Rows across memory: tiles of adjacent rows
+  // (each load row-coalesced), short blocks down them.
+  bool columns = column_layout(L.loop1);
+  using Shape = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // XBLOCK, R0_BLOCK, warps, programs per SM
+  std::vector<Shape> shapes = columns ? std::vector<Shape>{{64, 32, 8, 4}, {32, 64, 8, 4}, {64, 32, 8, 8}}
+                                      : std::vector<Shape>{{1, 2048, 8, 4}, {1, 1024, 4, 4}, {1, 2048, 8, 8}};
+  for (auto [xb, r0b, warps, spread] : shapes) {
+    int64_t tiles = cdiv(L.rows, xb);
+    int64_t nseg = std::min(kMaxSegments, std::max(cdiv(spread * sms, tiles), cdiv(L.cols, kMaxSegment)));
     int64_t seg = cdiv(cdiv(L.cols, nseg), r0b) * r0b;
     nseg = cdiv(L.cols, seg);
-    if (nseg < 2 || !seen.insert({r0b, nseg}).second) continue;
-    Plan p{r0b, warps, nseg, seg};
+    // Inductor writes `xmask` all true where every config it had divides the rows: tiles must divide them too.
+    if (L.rows % xb || nseg < 2 || !seen.insert({xb, r0b, nseg}).second) continue;
+    Plan p{xb, r0b, warps, nseg, seg};
     auto [body_a, body_b] = bodies(L, p);
     std::vector<DeclParam> ps = params;
     ps.push_back({"partials", "*fp32", true});
-    ps.push_back({"xnumel", "i32", (L.rows * nseg) % 16 == 0});
+    int64_t grid = tiles * xb * nseg;  // Grid1D: cdiv(xnumel, XBLOCK) = tiles x segments programs
+    ps.push_back({"xnumel", "i32", grid % 16 == 0});
     ps.push_back({"r0_numel", "i32", divisible(k, "r0_numel")});
     ps.push_back({"XBLOCK", "constexpr", false});
     ps.push_back({"R0_BLOCK", "constexpr", false});
     stitch::RegionEdit e;
     e.launches = {li};
-    std::string args = fmt::format("{}, {}, {}, {}", fmt::join(ptr_args, ", "), scratch, L.rows * nseg, L.cols);
-    nlohmann::json cfg = {{"XBLOCK", 1}, {"R0_BLOCK", r0b}, {"num_warps", warps}, {"num_stages", 1}};
+    std::string args = fmt::format("{}, {}, {}, {}", fmt::join(ptr_args, ", "), scratch, grid, L.cols);
+    nlohmann::json cfg = {{"XBLOCK", xb}, {"R0_BLOCK", r0b}, {"num_warps", warps}, {"num_stages", 1}};
     std::vector<stitch::NewLaunch> made;
     for (auto [suffix, body, mutated] : {std::tuple{"_seg_stats", body_a, std::vector<std::string>{"partials"}},
                                          {"_seg_apply", body_b, std::vector<std::string>{}}}) {
@@ -384,9 +413,11 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
     e.before = {made[0]};
     e.kernel = made[1].kernel, e.source = made[1].source, e.args = made[1].args;
     e.scratch = {{scratch, fmt::format("{} = {}(({}, ), (1, ), torch.float32)", scratch, alloc, ncomp * L.rows * nseg)}};
-    out.emplace_back(fmt::format("split {} rows of {} into {} segments of {} ({} programs a pass: statistics, then "
-                                 "the row), {}",
-                                 L.rows, L.cols, nseg, seg, L.rows * nseg, ir::describe_config(cfg)),
+    out.emplace_back(fmt::format("split {} rows of {} into {} segments of {} ({} programs a pass{}: statistics, "
+                                 "then the row), {}",
+                                 L.rows, L.cols, nseg, seg, tiles * nseg,
+                                 columns ? fmt::format(", tiles of {} adjacent rows", xb) : "",
+                                 ir::describe_config(cfg)),
                      std::move(e));
   }
   if (out.empty()) return no("a row too short for two segments");
