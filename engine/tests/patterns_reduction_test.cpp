@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "agents/agent.h"
 #include "agents/coder/patterns/patterns.h"
@@ -113,4 +114,34 @@ TEST(AxisReductionPattern, DeclinesReductionsAlongTheContiguousAxis) {
   std::string why;
   EXPECT_TRUE(axis_reduction(p, &why).empty());
   EXPECT_EQ(why, "not a reduction kernel");
+}
+
+TEST(AxisReductionPattern, TakesInductorsSixtyFourBitIndexingForm) {
+  // amax over dim 0 of 19x24x33 as Inductor writes it for tensors past 2^31 elements: the program id widened
+  // before it is scaled, the lanes widened too.
+  fs::path dir = fs::temp_directory_path() / "kopt_axis_int64";
+  fs::remove_all(dir);
+  fs::copy(fs::path(KOPT_SOURCE_DIR) / "corpus" / "amax_outer", dir, fs::copy_options::recursive);
+  std::stringstream ss;
+  ss << std::ifstream(dir / "module_0.py").rdbuf();
+  std::string text = ss.str();
+  for (auto [from, to] : {std::pair<std::string, std::string>{"xoffset = tl.program_id(0) * XBLOCK",
+                                                              "xoffset = tl.program_id(0).to(tl.int64) * XBLOCK"},
+                          {"xindex = xoffset + tl.arange(0, XBLOCK)[:, None]\n",
+                           "xindex = xoffset + tl.arange(0, XBLOCK)[:, None].to(tl.int64)\n"}}) {
+    size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+  }
+  std::ofstream(dir / "module_0.py") << text;
+  auto b = ir::load_bundle(dir.string());
+  auto p = profile_of(*b, 0, {tensor({19, 24, 33}), tensor({24, 33}), value(792), value(19)});
+  std::string why;
+  auto cands = axis_reduction(p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  for (const auto& cand : cands) {
+    EXPECT_NE(cand.source.find("kopt_pid = tl.program_id(0).to(tl.int64)"), std::string::npos) << cand.source;
+    EXPECT_TRUE(verify::run_g1(*p.kernel, cand.source).passed) << cand.description;
+  }
+  fs::remove_all(dir);
 }

@@ -83,3 +83,19 @@ def test_looped_argmin_with_ties_and_its_unmasked_form(kernelopt_bin, tmp_path):
             src = (out / c["file"]).read_text()
             assert ("kopt_pid = tl.program_id(0) % " in src) == unmasked, c["description"]
             verify(kernelopt_bin, bundle, kernel, out / c["file"], tmp_path)
+
+
+def test_a_two_loop_softmax_over_an_outer_axis(kernelopt_bin, tmp_path):
+    """Inductor's one-kernel online softmax over columns (`x0 + 64*r0_1`: a statistics loop, then the loop that
+    writes the column): both loops reoriented line for line, the online-softmax reduce taken over axis 0, and
+    the first instance passes G1-G3."""
+    from test_templates_scan import DATA
+    bundle = DATA / "softmax_columns_inductor_form"
+    out, manifest = proposed(kernelopt_bin, bundle, tmp_path)
+    cands = [(k["kernel"], c) for k in manifest for c in k["candidates"] if c["origin"] == ORIGIN]
+    assert cands, [k["declined"] for k in manifest]
+    kernel, first = cands[0]
+    src = (out / first["file"]).read_text()
+    assert "triton_helpers.online_softmax_reduce(_tmp3_max, _tmp3_sum, 0, False)" in src
+    assert src.count("for r0_offset in tl.range(0, r0_numel, R0_BLOCK") == 2
+    verify(kernelopt_bin, bundle, kernel, out / first["file"], tmp_path)

@@ -225,10 +225,14 @@ std::vector<Candidate> axis_reduction(const KernelProfile& k, std::string* why_n
 
   // The statements that map programs to outputs, found in the transposed body.
   int xoffset_line = -1, xindex_line = -1, xmask_line = -1;
+  bool wide = false;  // Inductor's 64-bit indexing: the program id widened before it is scaled
   for (size_t i = 0; i < t->lines.size(); ++i) {
     std::string s = t->lines[i].substr(t->lines[i].find_first_not_of(' '));
     if (s == "xoffset = tl.program_id(0) * XBLOCK") xoffset_line = static_cast<int>(i);
-    else if (s == "xindex = xoffset + tl.arange(0, XBLOCK)[None, :]") xindex_line = static_cast<int>(i);
+    else if (s == "xoffset = tl.program_id(0).to(tl.int64) * XBLOCK") xoffset_line = static_cast<int>(i), wide = true;
+    else if (s == "xindex = xoffset + tl.arange(0, XBLOCK)[None, :]" ||
+             s == "xindex = xoffset + tl.arange(0, XBLOCK)[None, :].to(tl.int64)")
+      xindex_line = static_cast<int>(i);
     else if (s.rfind("xmask = ", 0) == 0) xmask_line = static_cast<int>(i);
     else if (s.find("xoffset") != std::string::npos || s.find("tl.program_id") != std::string::npos)
       return no(fmt::format("`{}` uses the program's offset", s));
@@ -258,8 +262,9 @@ std::vector<Candidate> axis_reduction(const KernelProfile& k, std::string* why_n
       if (static_cast<int>(i) == xindex_line) {
         // Programs past the tiles (G2's small config launches more) are masked out; an unmasked kernel
         // (tiles that divide the extents exactly) has them redo a tile and store the same values.
-        body += ind + (t->x_unmasked ? fmt::format("kopt_pid = tl.program_id(0) % {}\n", programs)
-                                     : std::string("kopt_pid = tl.program_id(0)\n"));
+        std::string pid = wide ? "tl.program_id(0).to(tl.int64)" : "tl.program_id(0)";
+        body += ind + (t->x_unmasked ? fmt::format("kopt_pid = {} % {}\n", pid, programs)
+                                     : fmt::format("kopt_pid = {}\n", pid));
         body += ind + "kopt_lane = tl.arange(0, XTILE)[None, :]\n";
         body += ind + fmt::format("kopt_inner = (kopt_pid % {}) * {} + kopt_lane % {}\n", ni, tile.ib, tile.ib);
         body += ind + fmt::format("kopt_outer = (kopt_pid // {}) * {} + kopt_lane // {}\n", ni, tile.ob, tile.ib);

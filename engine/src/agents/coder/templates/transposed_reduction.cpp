@@ -17,10 +17,12 @@ namespace {
 const std::set<std::string> kAxisLast = {"tl.sum", "tl.max", "tl.min", "tl.argmax", "tl.argmin", "tl.xor_sum",
                                          "triton_helpers.max2", "triton_helpers.min2", "triton_helpers.prod",
                                          "triton_helpers.any", "triton_helpers.max_with_index",
-                                         "triton_helpers.min_with_index", "triton_helpers.welford"};
+                                         "triton_helpers.min_with_index", "triton_helpers.welford",
+                                         "triton_helpers.online_softmax_reduce"};
 // Elementwise helpers (the running update inside the loop).
 const std::set<std::string> kElementwise = {"maximum", "minimum", "maximum_with_index", "minimum_with_index",
-                                            "welford_reduce", "welford_combine", "promote_to_tensor"};
+                                            "welford_reduce", "welford_combine", "promote_to_tensor",
+                                            "online_softmax_combine"};
 const char* const kRefused[] = {"tl.reshape(", "tl.view(", "tl.trans(", "tl.permute(", "tl.join(", "tl.split(",
                                 "tl.gather(", "tl.associative_scan(", "tl.cumsum(", "tl.cumprod(", "tl.sort(",
                                 "tl.atomic", "tl.dot(", "tl.flip(", "tl.num_programs(", "tl.program_id(1)",
@@ -46,6 +48,16 @@ bool flip_reduction_axes(std::string& line) {
       if (line[close] == '(' || line[close] == '[') ++depth;
       if (line[close] == ')' || line[close] == ']') --depth;
       if (depth == 0) break;
+    }
+    // online_softmax_reduce(max, sum, dim, use_fast_math): its axis is the third argument.
+    if (m[1] == "triton_helpers.online_softmax_reduce") {
+      std::string call_text = line.substr(open, close - open + 1);
+      static const std::regex third(R"(^\(\s*\w+\s*,\s*\w+\s*,\s*1\s*,\s*(True|False)\s*\)$)");
+      if (!std::regex_match(call_text, third)) return false;
+      size_t one = line.rfind('1', close);
+      line[one] = '0';
+      pos = close + 1, rest = line.substr(pos);
+      continue;
     }
     if (close >= line.size() || close < open + 3 || line.compare(close - 3, 3, ", 1") != 0) return false;
     line[close - 1] = '0';
@@ -102,6 +114,7 @@ std::optional<TransposedReduction> transposed_reduction(const KernelProfile& k, 
   static const std::regex block_re(R"(^ *R0_BLOCK: tl\.constexpr = (\d+)$)"), r0numel_re(R"(^ *r0_numel = (\d+)$)");
   int64_t r0numel = -1;
   bool has_loop = false;
+  int loops = 0;
   for (std::string l : lines) {
     std::string s = l.substr(l.find_first_not_of(' '));
     std::smatch m;
@@ -110,8 +123,11 @@ std::optional<TransposedReduction> transposed_reduction(const KernelProfile& k, 
     if (s.rfind("xmask = tl.full(", 0) == 0) t.x_unmasked = true;
     if (looped && s.rfind("r0_mask = tl.full(", 0) == 0) t.r_unmasked = true;
     if (s == "for r0_offset in tl.range(0, r0_numel, R0_BLOCK):") {
-      if (has_loop || !looped) return no("more than one loop");
+      // A second loop over the row (a statistics loop, then one that writes the row: softmax, norms) is
+      // reoriented line for line like the first.
+      if (loops == 2 || !looped) return no("more than two loops");
       has_loop = true;
+      ++loops;
     } else if (s.rfind("for ", 0) == 0 || s.rfind("if ", 0) == 0 || s.rfind("while ", 0) == 0 ||
                s.rfind("with ", 0) == 0 || s.back() == ':' || s.back() == '\\' || s.back() == '(' ||
                s.back() == ',') {
@@ -132,7 +148,8 @@ std::optional<TransposedReduction> transposed_reduction(const KernelProfile& k, 
     // Nothing else may depend on the orientation.
     std::string rest = l;
     for (const char* ok : {"[R0_BLOCK, XBLOCK]", "tl.arange(0, XBLOCK)", "tl.arange(0, R0_BLOCK)",
-                           "tl.program_id(0) * XBLOCK", "tl.range(0, r0_numel, R0_BLOCK)", "[None, :]", "[:, None]",
+                           "tl.program_id(0) * XBLOCK", "tl.program_id(0).to(tl.int64) * XBLOCK",
+                           "tl.range(0, r0_numel, R0_BLOCK)", "[None, :]", "[:, None]",
                            "R0_BLOCK: tl.constexpr", "RBLOCK: tl.constexpr = R0_BLOCK", "[R0_BLOCK]", "[1, 1]",
                            // An all-true 1-D mask (xnumel a multiple of every XBLOCK), broadcast after.
                            "tl.full([XBLOCK], True, tl.int1)",

@@ -29,7 +29,9 @@ struct TransposedReduction {
 
 // The kernel's body transposed, or nothing with the reason in *why_not: not a reduction, a statement
 // not provably elementwise or one that depends on the tile's orientation, control flow other than
-// Inductor's one row loop, launches of different shapes.
+// Inductor's row loops (one, or two: a statistics loop then one that writes the row, as for a softmax or a
+// norm; each reoriented line for line), launches of different shapes. Inductor's 64-bit indexing
+// (`tl.program_id(0).to(tl.int64)`, lanes `.to(tl.int64)`) is kept as written.
 std::optional<TransposedReduction> transposed_reduction(const KernelProfile& k, std::string* why_not);
 
 // `src` with its row loop given its own stage count: Triton pipelines a loop's loads only on that,
