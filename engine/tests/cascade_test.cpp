@@ -29,15 +29,9 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kBundle = std::string(KOPT_SOURCE_DIR) + "/corpus/softmax_lastdim";
+using kopt::testing::cpu_worker;
 
-worker::SupervisorOptions cpu_worker() {
-  worker::SupervisorOptions o;
-  o.argv = {"python3", "-m", "kernelopt.worker"};
-  o.env["PYTHONPATH"] = std::string(KOPT_SOURCE_DIR) + "/python";
-  o.slots = {"cpu"};
-  return o;
-}
+const std::string kBundle = std::string(KOPT_SOURCE_DIR) + "/corpus/softmax_lastdim";
 
 // The profile of `bundle`'s first kernel with one recorded launch of `args`.
 agents::KernelProfile first_kernel(const ir::Bundle& b, const json& args) {

@@ -22,6 +22,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using kopt::testing::cpu_worker;
+
 verify::RegionFacts facts_of(const ir::Bundle& b, size_t region) {
   const ir::Artifact& a = *b.graphs.at(0);
   auto rs = profile::regions(a, *a.entry_function(), b.meta["graphs"][0]["args"]);
@@ -68,14 +70,6 @@ std::string failing(const verify::RegionG1& r) {
   for (const auto& f : r.g1.findings)
     if (!f.passed) return f.check + ": " + f.message;
   return "";
-}
-
-worker::SupervisorOptions cpu_worker() {
-  worker::SupervisorOptions o;
-  o.argv = {"python3", "-m", "kernelopt.worker"};
-  o.env["PYTHONPATH"] = std::string(KOPT_SOURCE_DIR) + "/python";
-  o.slots = {"cpu"};
-  return o;
 }
 
 }  // namespace

@@ -23,6 +23,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using kopt::testing::cpu_worker;
+using kopt::testing::replaced;
+
 std::unique_ptr<ir::Bundle> load(const std::string& dir) {
   return ir::load_bundle((fs::path(KOPT_SOURCE_DIR) / dir).string());
 }
@@ -54,21 +57,6 @@ std::string failing(const verify::RegionG1& r) {
   for (const auto& f : r.g1.findings)
     if (!f.passed) return f.check + ": " + f.message;
   return "";
-}
-
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
-
-worker::SupervisorOptions cpu_worker() {
-  worker::SupervisorOptions o;
-  o.argv = {"python3", "-m", "kernelopt.worker"};
-  o.env["PYTHONPATH"] = std::string(KOPT_SOURCE_DIR) + "/python";
-  o.slots = {"cpu"};
-  return o;
 }
 
 const char* kSoftmax = "tests/python/data/softmax_rows_50k_small";

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "artifact/bundle.h"
+#include "worker/supervisor.h"
 
 namespace kopt::testing {
 
@@ -46,5 +47,14 @@ inline std::string replaced(std::string s, const std::string& from, const std::s
 
 // A launch argument: a scalar.
 inline nlohmann::json value(int64_t v) { return {{"value", v}}; }
+
+// One CPU worker of the project's own Python package (the interpreter runs the kernels).
+inline worker::SupervisorOptions cpu_worker() {
+  worker::SupervisorOptions o;
+  o.argv = {"python3", "-m", "kernelopt.worker"};
+  o.env["PYTHONPATH"] = std::string(KOPT_SOURCE_DIR) + "/python";
+  o.slots = {"cpu"};
+  return o;
+}
 
 }  // namespace kopt::testing

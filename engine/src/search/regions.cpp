@@ -45,6 +45,19 @@ std::vector<size_t> replaced_kernels(const ir::Artifact& a, const ir::Function& 
   return out;
 }
 
+// fn(graph, its artifact, its entry function, its regions) for each graph that has an entry function.
+template <class Fn>
+void each_graph(const ir::Bundle& bundle, Fn&& fn) {
+  const json graphs = bundle.meta.value("graphs", json::array());
+  for (size_t g = 0; g < bundle.graphs.size(); ++g) {
+    const ir::Artifact& a = *bundle.graphs[g];
+    const ir::Function* f = a.entry_function();
+    if (!f) continue;
+    json args = g < graphs.size() && graphs[g].is_object() ? graphs[g].value("args", json()) : json();
+    fn(g, a, f, profile::regions(a, *f, args));
+  }
+}
+
 // One region cascade's estimate: it runs every kernel of the region for the original's statements and the
 // candidate's, about the sum of its kernels' own cascades.
 double region_estimate(const ir::Artifact& a, const ir::Function& f, const profile::Region& r, const SearchOptions& o) {
@@ -96,13 +109,8 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
                                           std::vector<KernelOutcome>& outcomes, const SearchOptions& o, Cache& cache,
                                           const Progress& progress) {
   std::vector<RegionOutcome> out;
-  const json graphs = bundle.meta.value("graphs", json::array());
-  for (size_t g = 0; g < bundle.graphs.size(); ++g) {
-    const ir::Artifact& a = *bundle.graphs[g];
-    const ir::Function* f = a.entry_function();
-    if (!f) continue;
-    json args = g < graphs.size() && graphs[g].is_object() ? graphs[g].value("args", json()) : json();
-    auto rs = profile::regions(a, *f, args);
+  each_graph(bundle, [&](size_t g, const ir::Artifact& a, const ir::Function* f,
+                         const std::vector<profile::Region>& rs) {
     for (size_t i = 0; i < rs.size(); ++i) {
       std::map<std::string, std::string> winners;
       for (const KernelOutcome& k : outcomes)
@@ -189,21 +197,16 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
       }
       out.push_back(std::move(r));
     }
-  }
+  });
   return out;
 }
 
 double region_reserve_seconds(const ir::Bundle& bundle, const SearchOptions& o) {
   double total = 0;
-  const json graphs = bundle.meta.value("graphs", json::array());
-  for (size_t g = 0; g < bundle.graphs.size(); ++g) {
-    const ir::Artifact& a = *bundle.graphs[g];
-    const ir::Function* f = a.entry_function();
-    if (!f) continue;
-    json args = g < graphs.size() && graphs[g].is_object() ? graphs[g].value("args", json()) : json();
-    for (const profile::Region& r : profile::regions(a, *f, args))
+  each_graph(bundle, [&](size_t, const ir::Artifact& a, const ir::Function* f, const std::vector<profile::Region>& rs) {
+    for (const profile::Region& r : rs)
       if (!agents::fusion::plan_region(a, *f, r).candidates.empty()) total += region_estimate(a, *f, r, o);
-  }
+  });
   return total;
 }
 
