@@ -15,6 +15,7 @@
 #include "search/cost.h"
 #include "search/regions.h"
 #include "stitch/stitch.h"
+#include "verify/end_to_end.h"
 #include "verify/region_cascade.h"
 #include "test_util.h"
 
@@ -173,6 +174,11 @@ TEST(RegionCascadeWorker, SplitsOfALayerNormASoftmaxAndAColumnSoftmaxPassG1ToG3A
     ASSERT_TRUE(ok.cascade.accepted) << results::cascade_json(ok.cascade).dump(2);
     for (size_t g = 0; g < 3; ++g) EXPECT_EQ(ok.cascade.gates[g].status, verify::GateStatus::passed);
     if (std::string(dir) != kLayerNorm) continue;
+    // The module as a result delivers it (the kept kernels pinned, as stitching a chosen region does): the
+    // end-to-end gate's correctness on the whole model.
+    verify::GateRecord e2e = verify::end_to_end(sup, *p.bundle, {module}, o);
+    // CPU mode: correct (a wrong model fails), then not timed.
+    EXPECT_EQ(e2e.status, verify::GateStatus::not_measured) << e2e.evidence.dump(2);
     // The apply kernel reduces only the first segment's statistics: every row's mean and variance are wrong.
     std::string one = replaced(module, "xmask & (sidx < NSEG)", "xmask & (sidx < 1)");
     verify::RegionCascadeResult bad = verify::run_region_cascade(sup, *p.bundle, 0, p.facts, one, o);
