@@ -196,10 +196,15 @@ TEST(SegmentSplit, TheRegionSearchKeepsTimeBackOnlyForBundlesWithARegionCandidat
   auto b = load(kSoftmax);
   const ir::Artifact& a = *b->graphs[0];
   o.cost.model_elements = search::model_elements(*b);
-  double split = search::region_reserve_seconds(*b, o);
+  double split = search::region_reserve_seconds(*b, {}, o);
   EXPECT_GT(split, 0.0);
-  // One region cascade: the one kernel's cascade estimate, whatever the number of split variants.
+  // One region cascade: the one kernel's cascade estimate, whatever the number of split variants; the bytes
+  // the kernel moves add the GPU cascade's per-byte share.
+  agents::KernelProfile moved;
+  moved.kernel = &a.kernels[0];
+  moved.cost.bytes_read = 1000000000;
+  EXPECT_NEAR(search::region_reserve_seconds(*b, {moved}, o) - split, search::kGpuCascadeSecondsPerByte * 1e9, 1e-6);
   EXPECT_DOUBLE_EQ(split, search::cascade_seconds(o.cost, search::kernel_elements(a, a.kernels[0]), std::nullopt));
-  EXPECT_EQ(search::region_reserve_seconds(*load("corpus/softmax_lastdim"), o), 0.0);  // nothing to split or fuse
-  EXPECT_GT(search::region_reserve_seconds(*load("corpus/reverse_cumsum"), o), 0.0);    // a fusion
+  EXPECT_EQ(search::region_reserve_seconds(*load("corpus/softmax_lastdim"), {}, o), 0.0);  // nothing to split/fuse
+  EXPECT_GT(search::region_reserve_seconds(*load("corpus/reverse_cumsum"), {}, o), 0.0);    // a fusion
 }

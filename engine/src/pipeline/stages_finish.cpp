@@ -68,7 +68,7 @@ void search(Job& job, agents::Agents& agents, results::ResultsDb& db) {
   // accepted candidate.
   double left = std::chrono::duration<double>(so.deadline - Clock::now()).count();
   double reserve =
-      so.gpu ? std::min(search::region_reserve_seconds(*job.bundle, so), std::max(0.0, left) / 3) : 0.0;
+      so.gpu ? std::min(search::region_reserve_seconds(*job.bundle, job.ranked, so), std::max(0.0, left) / 3) : 0.0;
   if (reserve > 0) {
     so.deadline -= std::chrono::milliseconds(static_cast<int64_t>(reserve * 1000));
     job.say(fmt::format("{:.1f} s of the search kept back for the region search", reserve));

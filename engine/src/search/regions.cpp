@@ -58,13 +58,20 @@ void each_graph(const ir::Bundle& bundle, Fn&& fn) {
   }
 }
 
+// The bytes each profiled kernel moves in one model run (a GPU cascade's estimate grows with them).
+using KernelBytes = std::map<const ir::Kernel*, double>;
+
 // One region cascade's estimate: it runs every kernel of the region for the original's statements and the
-// candidate's, about the sum of its kernels' own cascades.
-double region_estimate(const ir::Artifact& a, const ir::Function& f, const profile::Region& r, const SearchOptions& o) {
+// candidate's, about the sum of its kernels' own cascades (each kernel counted once).
+double region_estimate(const ir::Artifact& a, const ir::Function& f, const profile::Region& r, const SearchOptions& o,
+                       const KernelBytes& bytes) {
   double est = 0;
+  std::set<const ir::Kernel*> seen;
   for (size_t li : r.launches) {
     const ir::Kernel& k = a.kernels[f.launches[li].kernel];
-    est += cascade_seconds(o.cost, kernel_elements(a, k), std::nullopt);
+    if (!seen.insert(&k).second) continue;
+    auto b = bytes.find(&k);
+    est += cascade_seconds(o.cost, kernel_elements(a, k), std::nullopt, b == bytes.end() ? 0.0 : b->second);
   }
   return est;
 }
@@ -109,6 +116,9 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
                                           std::vector<KernelOutcome>& outcomes, const SearchOptions& o, Cache& cache,
                                           const Progress& progress) {
   std::vector<RegionOutcome> out;
+  KernelBytes bytes;
+  for (const KernelOutcome& k : outcomes)
+    if (k.profile.kernel) bytes[k.profile.kernel] = static_cast<double>(k.profile.cost.bytes());
   each_graph(bundle, [&](size_t g, const ir::Artifact& a, const ir::Function* f,
                          const std::vector<profile::Region>& rs) {
     for (size_t i = 0; i < rs.size(); ++i) {
@@ -123,7 +133,7 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
       size_t accepted = 0;
       // A region cascade that does not fit before the deadline is not started (in CPU mode one took 33 s with
       // 7 s left, and the end-to-end gate then found no time: every accepted kernel of the job was dropped).
-      double est = region_estimate(a, *f, rs[i], o);
+      double est = region_estimate(a, *f, rs[i], o, bytes);
       for (const agents::fusion::RegionCandidate& c : r.plan.candidates) {
         double left = std::chrono::duration<double>(o.deadline - std::chrono::steady_clock::now()).count();
         if (left <= 0) {
@@ -201,11 +211,15 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
   return out;
 }
 
-double region_reserve_seconds(const ir::Bundle& bundle, const SearchOptions& o) {
+double region_reserve_seconds(const ir::Bundle& bundle, const std::vector<agents::KernelProfile>& profiles,
+                              const SearchOptions& o) {
+  KernelBytes bytes;
+  for (const agents::KernelProfile& k : profiles)
+    if (k.kernel) bytes[k.kernel] = static_cast<double>(k.cost.bytes());
   double total = 0;
   each_graph(bundle, [&](size_t, const ir::Artifact& a, const ir::Function* f, const std::vector<profile::Region>& rs) {
     for (const profile::Region& r : rs)
-      if (!agents::fusion::plan_region(a, *f, r).candidates.empty()) total += region_estimate(a, *f, r, o);
+      if (!agents::fusion::plan_region(a, *f, r).candidates.empty()) total += region_estimate(a, *f, r, o, bytes);
   });
   return total;
 }

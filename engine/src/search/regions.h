@@ -53,8 +53,10 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
 
 // Seconds the region search will want for the built-in coder's region candidates (a fusion, a segment
 // split) of the bundle: for each region that has one, the estimate of one region cascade (its kernels'
-// cascade estimates summed, as the search checks before each). 0 when no region has a candidate.
-double region_reserve_seconds(const ir::Bundle& bundle, const SearchOptions& o);
+// cascade estimates summed, with the bytes `profiles` say each moves, as the search checks before each). 0
+// when no region has a candidate.
+double region_reserve_seconds(const ir::Bundle& bundle, const std::vector<agents::KernelProfile>& profiles,
+                              const SearchOptions& o);
 
 // Takes the region out of the result: its kernels get their per-kernel winners back; `why` is the note.
 void drop_region(RegionOutcome& r, std::vector<KernelOutcome>& outcomes, const std::string& why);
