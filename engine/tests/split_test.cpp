@@ -208,3 +208,39 @@ TEST(SegmentSplit, TheRegionSearchKeepsTimeBackOnlyForBundlesWithARegionCandidat
   EXPECT_EQ(search::region_reserve_seconds(*load("corpus/softmax_lastdim"), {}, o), 0.0);  // nothing to split/fuse
   EXPECT_GT(search::region_reserve_seconds(*load("corpus/reverse_cumsum"), {}, o), 0.0);    // a fusion
 }
+
+TEST(SegmentSplit, OnEveryCapturedBundleItProposesOnlyWhatG1Passes) {
+  // Every bundle of the corpus and of the test fixtures: planning never throws, and each split it proposes is
+  // an edit G1 takes as is (the generator's host edit and kernels are in the form the gate holds them to).
+  size_t proposed = 0, bundles = 0;
+  for (const char* root : {"corpus", "tests/python/data"})
+    for (const auto& e : fs::directory_iterator(fs::path(KOPT_SOURCE_DIR) / root)) {
+      if (!fs::exists(e.path() / "meta.json")) continue;
+      std::unique_ptr<ir::Bundle> b;
+      try {
+        b = ir::load_bundle(e.path().string());
+      } catch (const std::exception&) {
+        continue;  // not a bundle of Inductor modules (a kernel file's)
+      }
+      ++bundles;
+      SCOPED_TRACE(e.path().string());
+      for (size_t g = 0; g < b->graphs.size(); ++g) {
+        const ir::Artifact& a = *b->graphs[g];
+        const ir::Function* f = a.entry_function();
+        if (!f) continue;
+        auto rs = profile::regions(a, *f, b->meta["graphs"][g]["args"]);
+        for (const profile::Region& r : rs) {
+          agents::fusion::RegionPlan plan = agents::fusion::plan_region(a, *f, r);
+          for (const auto& c : plan.candidates) {
+            if (c.origin != "split:segments") continue;
+            ++proposed;
+            std::string module = stitch::stitch(a, {}, {}, {c.edit});
+            verify::RegionG1 g1 = verify::check_region(a, profile::facts(r), module);
+            EXPECT_TRUE(g1.g1.passed) << c.description << ": " << failing(g1);
+          }
+        }
+      }
+    }
+  EXPECT_GE(bundles, 40u);
+  EXPECT_GE(proposed, 5u);  // the three fixtures' variants at least
+}
