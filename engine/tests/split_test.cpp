@@ -159,12 +159,15 @@ TEST(SegmentSplit, G1RejectsAHugeScratchAScratchWrittenElsewhereAndAnyOtherHostE
   EXPECT_EQ(failing(extra).rfind("host_code_edit:", 0), 0u) << failing(extra);
 }
 
-TEST(RegionCascadeWorker, SplitsOfALayerNormASoftmaxAndAColumnSoftmaxPassG1ToG3AndAnApplyReadingOneSegmentFails) {
+// row_sum_long: Inductor's own split of a long row sum (partial sums of 64 rows of 8192, then their sum): its first
+// kernel, one loop and a store after it, split again inside the two-launch region (the internal buffer it writes
+// kept, read by the second launch).
+TEST(RegionCascadeWorker, SplitsOfALayerNormASoftmaxAColumnSoftmaxAndARowSumPassG1ToG3AndABadApplyFails) {
   worker::Supervisor sup(cpu_worker());
   verify::CascadeOptions o;
   o.timeout = std::chrono::seconds(300);
   o.seeds = 2;
-  for (const char* dir : {kLayerNorm, kSoftmax, kColumns}) {
+  for (const char* dir : {kLayerNorm, kSoftmax, kColumns, "corpus/row_sum_long"}) {
     SCOPED_TRACE(dir);
     Planned p = plan(dir);
     auto s = splits(p);

@@ -220,26 +220,38 @@ RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, co
   region.insert(facts.outputs.begin(), facts.outputs.end());
   std::set<std::string> scratch;
   for (const stitch::Scratch& sc : edit.scratch) scratch.insert(sc.name);
-  std::set<std::string> writes, removed_writes, unused;
+  std::set<std::string> writes, removed_writes, removed_reads;
+  for (size_t i : edit.launches)
+    accesses(original.kernels[f->launches[i].kernel], f->launches[i], *f, removed_writes, removed_reads);
+  // Internal buffers the edit keeps (a split of one launch of a longer region): the new launches stand in
+  // for the removed ones there too, reading what those read, writing what those wrote.
+  std::set<std::string> kept_read, kept_written;
+  for (const std::string& b : facts.internal) {
+    if (std::count(edit.internal.begin(), edit.internal.end(), b)) continue;
+    if (removed_writes.count(b)) kept_written.insert(b), kept_read.insert(b);
+    if (removed_reads.count(b)) kept_read.insert(b);
+  }
   std::vector<std::string> problems;
   for (const ir::Launch* l : new_launches) {
     const ir::Kernel& k = cand->kernels[l->kernel];
     std::set<std::string> w, reads;
     accesses(k, *l, *cf, w, reads);
     for (const std::string& s : reads)
-      if (!region.count(s) && !scratch.count(s))
+      if (!region.count(s) && !scratch.count(s) && !kept_read.count(s))
         problems.push_back(fmt::format("{} reads {}, which is none of the region's buffers", k.name, s));
     for (const std::string& s : w)
-      if (!scratch.count(s) && !std::count(facts.outputs.begin(), facts.outputs.end(), s))
+      if (!scratch.count(s) && !kept_written.count(s) && !std::count(facts.outputs.begin(), facts.outputs.end(), s))
         problems.push_back(fmt::format("{} writes {}, which is not an output of the region", k.name, s));
     writes.insert(w.begin(), w.end());
   }
-  for (size_t i : edit.launches)
-    accesses(original.kernels[f->launches[i].kernel], f->launches[i], *f, removed_writes, unused);
   for (const std::string& s : facts.outputs)
     if (removed_writes.count(s) && !writes.count(s))
       problems.push_back(fmt::format("no new launch writes {}, which the removed launches wrote and is read after "
                                      "the region", s));
+  for (const std::string& s : kept_written)
+    if (!writes.count(s))
+      problems.push_back(fmt::format("no new launch writes {}, which the removed launches wrote and a launch the "
+                                     "edit keeps reads", s));
   if (!problems.empty())
     return done(fail("fused_launch", fmt::format("the new launches: {}", fmt::join(problems, "; "))));
   out.g1.findings.push_back({"fused_launch", true,

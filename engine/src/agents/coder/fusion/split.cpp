@@ -156,7 +156,7 @@ std::optional<Loops> read_loops(const ir::Kernel& k, std::string* why) {
     std::vector<Line>* to[] = {&out.prologue, &out.loop1, &out.mid, &out.loop2, &out.tail};
     to[stage]->push_back(l);
   }
-  if (stage < 3) return no("not two loops over the row (a statistics loop, then one that writes the row)");
+  if (stage < 2) return no("no statement after the loop over the row");
 
   static const std::regex xnumel(R"(^xnumel = (\d+)$)"), rnumel(R"(^r0_numel = (\d+)$)"),
       xoff(R"(^xoffset = tl\.program_id\(0\)(\.to\(tl\.int64\))? \* XBLOCK$)"),
@@ -191,7 +191,8 @@ std::optional<Loops> read_loops(const ir::Kernel& k, std::string* why) {
   if (any(out.prologue, "tl.store") || any(out.loop1, "tl.store") || any(out.loop1, "tl.atomic") ||
       any(out.loop2, "tl.atomic") || any(out.mid, "tl.atomic"))
     return no("the statistics loop stores");
-  if (!any(out.loop2, "tl.store")) return no("the second loop stores nothing");
+  if (stage >= 3 && !any(out.loop2, "tl.store")) return no("the second loop stores nothing");
+  if (stage < 3 && !any(out.mid, "tl.store")) return no("nothing is stored after the loop");
 
   // The final statements: each accumulator reduced over dim 1 by one helper call, nothing else of them.
   static const std::regex fin(R"(^([\w, ]+) = (tl\.sum|triton_helpers\.max2|triton_helpers\.min2|)"
@@ -283,6 +284,11 @@ std::pair<std::string, std::string> bodies(const Loops& L, const Plan& p) {
   std::string consts = fmt::format("    NSEG: tl.constexpr = {}\n    SEG: tl.constexpr = {}\n", p.nseg, p.seg);
   std::string head = "    sseg = tl.program_id(0) % NSEG\n";
   head += fmt::format("    xoffset = (tl.program_id(0) // NSEG){} * XBLOCK\n", L.wide ? ".to(tl.int64)" : "");
+  // Without a second loop the apply kernel only reduces the partials and stores each row's results: a
+  // program per row tile (its launch's grid has no segments).
+  std::string apply_head = L.loop2.empty() ? fmt::format("    sseg = 0\n    xoffset = tl.program_id(0){} * XBLOCK\n",
+                                                         L.wide ? ".to(tl.int64)" : "")
+                                           : head;
   std::string range = "    for r0_offset in tl.range(sseg * SEG, tl.minimum(sseg * SEG + SEG, r0_numel), R0_BLOCK):\n";
   // Statistics: the prologue, the first loop over the segment, the final reductions, the partials stored.
   std::string a = consts;
@@ -301,7 +307,7 @@ std::pair<std::string, std::string> bodies(const Loops& L, const Plan& p) {
   std::string b = consts + fmt::format("    SB: tl.constexpr = {}\n", next_pow2(p.nseg));
   for (size_t i = 0; i < L.prologue.size(); ++i) {
     auto acc = std::find_if(L.accs.begin(), L.accs.end(), [&](const Accumulator& x) { return x.line == i; });
-    if (i == L.xoffset) b += head + "    sidx = tl.arange(0, SB)[None, :]\n";
+    if (i == L.xoffset) b += apply_head + "    sidx = tl.arange(0, SB)[None, :]\n";
     else if (acc == L.accs.end()) b += indent(L.prologue[i]);
     else
       b += fmt::format("    {} = tl.load(partials + ({} + xindex * NSEG + sidx), xmask & (sidx < NSEG), other={})\n",
@@ -312,7 +318,7 @@ std::pair<std::string, std::string> bodies(const Loops& L, const Plan& p) {
     return std::string(l.indent, ' ') + guarded_store(l.text, "sseg == 0") + "\n";
   };
   for (const Line& l : L.mid) b += once(l);
-  b += range;
+  if (!L.loop2.empty()) b += range;
   for (const Line& l : L.loop2) b += indent(l);
   for (const Line& l : L.tail) b += once(l);
   return {a, b};
@@ -384,20 +390,23 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
     if (L.rows % xb || nseg < 2 || !seen.insert({xb, r0b, nseg}).second) continue;
     Plan p{xb, r0b, warps, nseg, seg};
     auto [body_a, body_b] = bodies(L, p);
-    std::vector<DeclParam> ps = params;
-    ps.push_back({"partials", "*fp32", true});
-    int64_t grid = tiles * xb * nseg;  // Grid1D: cdiv(xnumel, XBLOCK) = tiles x segments programs
-    ps.push_back({"xnumel", "i32", grid % 16 == 0});
-    ps.push_back({"r0_numel", "i32", divisible(k, "r0_numel")});
-    ps.push_back({"XBLOCK", "constexpr", false});
-    ps.push_back({"R0_BLOCK", "constexpr", false});
     stitch::RegionEdit e;
     e.launches = {li};
-    std::string args = fmt::format("{}, {}, {}, {}", fmt::join(ptr_args, ", "), scratch, grid, L.cols);
+    // Grid1D launches cdiv(xnumel, XBLOCK) programs: tiles x segments (the apply kernel without a second loop:
+    // tiles alone). The body keeps its own row count.
+    int64_t grid = tiles * xb * nseg, apply_grid = L.loop2.empty() ? tiles * xb : grid;
     nlohmann::json cfg = {{"XBLOCK", xb}, {"R0_BLOCK", r0b}, {"num_warps", warps}, {"num_stages", 1}};
     std::vector<stitch::NewLaunch> made;
-    for (auto [suffix, body, mutated] : {std::tuple{"_seg_stats", body_a, std::vector<std::string>{"partials"}},
-                                         {"_seg_apply", body_b, std::vector<std::string>{}}}) {
+    for (auto [suffix, body, mutated, programs] :
+         {std::tuple{"_seg_stats", body_a, std::vector<std::string>{"partials"}, grid},
+          {"_seg_apply", body_b, std::vector<std::string>{}, apply_grid}}) {
+      std::vector<DeclParam> ps = params;
+      ps.push_back({"partials", "*fp32", true});
+      ps.push_back({"xnumel", "i32", programs % 16 == 0});
+      ps.push_back({"r0_numel", "i32", divisible(k, "r0_numel")});
+      ps.push_back({"XBLOCK", "constexpr", false});
+      ps.push_back({"R0_BLOCK", "constexpr", false});
+      std::string launch_args = fmt::format("{}, {}, {}, {}", fmt::join(ptr_args, ", "), scratch, programs, L.cols);
       std::string name = k.name + suffix;
       auto declared = redeclare(prefix + body, k.name, k.entry, name, ps, mutated, &w);
       if (!declared) return no(w);
@@ -408,16 +417,16 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
       } catch (const std::exception& ex) {
         return no(std::string("the split kernel does not parse: ") + ex.what());
       }
-      made.push_back({name, source, args});
+      made.push_back({name, source, launch_args});
     }
     e.before = {made[0]};
     e.kernel = made[1].kernel, e.source = made[1].source, e.args = made[1].args;
     e.scratch = {{scratch, fmt::format("{} = {}(({}, ), (1, ), torch.float32)", scratch, alloc, ncomp * L.rows * nseg)}};
     out.emplace_back(fmt::format("split {} rows of {} into {} segments of {} ({} programs a pass{}: statistics, "
-                                 "then the row), {}",
+                                 "then {}), {}",
                                  L.rows, L.cols, nseg, seg, tiles * nseg,
                                  columns ? fmt::format(", tiles of {} adjacent rows", xb) : "",
-                                 ir::describe_config(cfg)),
+                                 L.loop2.empty() ? "each row's results" : "the row", ir::describe_config(cfg)),
                      std::move(e));
   }
   if (out.empty()) return no("a row too short for two segments");

@@ -12,9 +12,10 @@
 // Read from the kernel's own text, not from an op name: the accumulators are the loop-carried
 // [XBLOCK, R0_BLOCK] tiles, their final statements the reductions over dim 1 that Inductor writes
 // for them. What the kernel computes is kept statement for statement; only the loops' ranges, the
-// program's row and the accumulators' lanes change. Anything else (a third loop, stores in the
-// first loop, an accumulation in the second, a dynamic shape, an in-place argument) is declined
-// with the reason. Like every generator it only proposes: the region cascade decides (G1 holds
+// program's row and the accumulators' lanes change. A kernel with one loop and its results stored
+// after it splits alike (its apply kernel: a program per row tile, the partials reduced, the results
+// stored). Anything else (a third loop, stores in the first loop, an accumulation in the second, a
+// dynamic shape, an in-place argument) is declined with the reason. Like every generator it only proposes: the region cascade decides (G1 holds
 // the host edit, a scratch allocation and the two launches, to stitch/region.h's form).
 #pragma once
 
