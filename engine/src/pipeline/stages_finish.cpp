@@ -124,7 +124,9 @@ void regions(Job& job, agents::Agents& agents, results::ResultsDb& db) {
   job.regions = search::search_regions(*job.sup, *job.bundle, *agents.coder, job.outcomes, so, cache,
                                        [&](const std::string& line) { job.say(line); });
   for (const search::RegionOutcome& r : job.regions)
-    if (r.chosen) job.say(fmt::format("region {} of graph {}: fused ({})", r.index, r.graph, r.note));
+    if (r.chosen)
+      job.say(fmt::format("region {} of graph {}: {} ({})", r.index, r.graph,
+                          r.tried[*r.chosen].candidate.origin.rfind("split", 0) == 0 ? "split" : "fused", r.note));
 }
 
 void stitch_modules(Job& job) {
