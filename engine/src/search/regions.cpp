@@ -186,7 +186,8 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
           // A split moves the same bytes as the kernel: untimed, it is no better than a winner of the kernel's own.
           take = !any_winner;
           r.note = take ? "not timed (CPU mode): chosen, its kernels have no per-kernel winner"
-                        : "not timed (CPU mode): kept the per-kernel results (the candidate removes no internal buffer)";
+                        : "not timed (CPU mode): kept the per-kernel results (the candidate removes no internal "
+                          "buffer)";
         } else {
           r.note = fmt::format("not timed (CPU mode): chosen for its floor, its internal buffers ({}) no longer "
                                "written and read back",

@@ -195,7 +195,7 @@ std::optional<Loops> read_loops(const ir::Kernel& k, std::string* why) {
   if (stage < 3 && !any(out.mid, "tl.store")) return no("nothing is stored after the loop");
 
   // The final statements: each accumulator reduced over dim 1 by one helper call, nothing else of them.
-  static const std::regex fin(R"(^([\w, ]+) = (tl\.sum|triton_helpers\.max2|triton_helpers\.min2|)"
+  static const std::regex fin(R"(^([\w, ]+) = (tl\.sum|triton_helpers\.max2|triton_helpers\.min2|triton_helpers\.prod|)"
                               R"(triton_helpers\.online_softmax_reduce|triton_helpers\.welford)\((.*)\))"
                               R"((\[:, None\])?(\.to\(tl\.float32\))?$)");
   std::map<std::string, size_t> acc_at;
@@ -328,7 +328,8 @@ std::pair<std::string, std::string> bodies(const Loops& L, const Plan& p) {
 
 std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::Artifact& art, const ir::Function& f,
                                                                       size_t li, std::string* why) {
-  auto no = [&](std::string w) { return *why = std::move(w), std::vector<std::pair<std::string, stitch::RegionEdit>>{}; };
+  using Out = std::vector<std::pair<std::string, stitch::RegionEdit>>;
+  auto no = [&](std::string w) { return *why = std::move(w), Out{}; };
   const ir::Launch& l = f.launches.at(li);
   const ir::Kernel& k = art.kernels.at(l.kernel);
   if (k.kind != "reduction") return no("not a looped reduction");
@@ -357,7 +358,8 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
   // The launch: the original's pointers, the scratch, the programs (rows x segments), the row length.
   std::string alloc = f.allocs.empty() ? "empty_strided_cuda" : f.allocs.front().device;
   std::string scratch = fmt::format("buf_seg{}", li);
-  for (int i = 0; art.module->source().find(scratch) != std::string::npos; ++i) scratch = fmt::format("buf_seg{}_{}", li, i);
+  for (int i = 0; art.module->source().find(scratch) != std::string::npos; ++i)
+    scratch = fmt::format("buf_seg{}_{}", li, i);
   std::vector<std::string> ptr_args;
   std::vector<DeclParam> params;
   for (size_t i = 0; i + 2 < n; ++i) {
@@ -421,7 +423,8 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
     }
     e.before = {made[0]};
     e.kernel = made[1].kernel, e.source = made[1].source, e.args = made[1].args;
-    e.scratch = {{scratch, fmt::format("{} = {}(({}, ), (1, ), torch.float32)", scratch, alloc, ncomp * L.rows * nseg)}};
+    int64_t floats = static_cast<int64_t>(ncomp) * L.rows * nseg;
+    e.scratch = {{scratch, fmt::format("{} = {}(({}, ), (1, ), torch.float32)", scratch, alloc, floats)}};
     out.emplace_back(fmt::format("split {} rows of {} into {} segments of {} ({} programs a pass{}: statistics, "
                                  "then {}), {}",
                                  L.rows, L.cols, nseg, seg, tiles * nseg,

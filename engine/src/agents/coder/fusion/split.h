@@ -15,8 +15,9 @@
 // program's row and the accumulators' lanes change. A kernel with one loop and its results stored
 // after it splits alike (its apply kernel: a program per row tile, the partials reduced, the results
 // stored). Anything else (a third loop, stores in the first loop, an accumulation in the second, a
-// dynamic shape, an in-place argument) is declined with the reason. Like every generator it only proposes: the region cascade decides (G1 holds
-// the host edit, a scratch allocation and the two launches, to stitch/region.h's form).
+// dynamic shape, an in-place argument) is declined with the reason. Like every generator it only
+// proposes: the region cascade decides (G1 holds the host edit, a scratch allocation and the two
+// launches, to stitch/region.h's form).
 #pragma once
 
 #include <string>
