@@ -247,3 +247,20 @@ TEST(SegmentSplit, OnEveryCapturedBundleItProposesOnlyWhatG1Passes) {
   EXPECT_GE(bundles, 40u);
   EXPECT_GE(proposed, 5u);  // the three fixtures' variants at least
 }
+
+TEST(SegmentSplit, AStoreInductorLeftUnmaskedIsGuardedBySegmentZero) {
+  // row_sum_long's first kernel with its row store unmasked (`None`, as Inductor writes it where every config
+  // divides the rows): the apply kernel's store takes the segment guard as its mask.
+  fs::path dir = fs::temp_directory_path() / "kopt_split_unmasked";
+  fs::remove_all(dir);
+  fs::copy(fs::path(KOPT_SOURCE_DIR) / "corpus" / "row_sum_long", dir, fs::copy_options::recursive);
+  std::string text = kopt::testing::read((dir / "module_0.py").string());
+  std::ofstream(dir / "module_0.py") << replaced(text, "tl.store(out_ptr0 + (x0), tmp2, xmask)",
+                                                 "tl.store(out_ptr0 + (x0), tmp2, None)");
+  Planned p = plan(dir.string());
+  auto s = splits(p);
+  ASSERT_FALSE(s.empty());
+  EXPECT_NE(s[0]->edit.source.find("tl.store(out_ptr0 + (x0), tmp2, sseg == 0)"), std::string::npos)
+      << s[0]->edit.source;
+  fs::remove_all(dir);
+}

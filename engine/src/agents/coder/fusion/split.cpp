@@ -105,6 +105,7 @@ std::string guarded_store(const std::string& text, const std::string& guard) {
   size_t open = text.find('('), close = text.rfind(')');
   std::vector<std::string> args = split_args(text.substr(open + 1, close - open - 1));
   if (args.size() < 3) args.push_back(guard);
+  else if (args[2] == "None") args[2] = guard;  // Inductor's unmasked store
   else args[2] = fmt::format("({}) & ({})", args[2], guard);
   return fmt::format("tl.store({})", fmt::join(args, ", "));
 }
