@@ -8,8 +8,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "agents/coder/config_space.h"
 #include "agents/coder/fusion/declaration.h"
 #include "agents/coder/fusion/pair.h"
+#include "agents/coder/templates/body.h"
 #include "artifact/pin_config.h"
 
 namespace kopt::agents::fusion {
@@ -86,18 +88,10 @@ std::vector<std::string> split_args(const std::string& s) {
   return out;
 }
 
+// Whether a statement mentions the variable `name` (attributes and string literals are no names).
 bool mentions(const std::string& text, const std::string& name) {
-  return std::regex_search(text, std::regex("\\b" + name + "\\b"));
-}
-
-// Names a line assigns (`a, b = ...`, `x: tl.constexpr = ...`), none for other statements.
-std::vector<std::string> assigned_names(const std::string& text) {
-  static const std::regex assign(R"(^([A-Za-z_]\w*(\s*,\s*[A-Za-z_]\w*)*)\s*(:\s*tl\.constexpr\s*)?=[^=])");
-  std::smatch m;
-  if (!std::regex_search(text, m, assign)) return {};
-  std::vector<std::string> out;
-  for (std::string n : split_args(m[1].str())) out.push_back(n);
-  return out;
+  std::vector<std::string> w = templates::words(text);
+  return std::find(w.begin(), w.end(), name) != w.end();
 }
 
 // `tl.store(ptr, value, mask)` stored only where `guard` holds as well.
@@ -189,9 +183,10 @@ std::optional<Loops> read_loops(const ir::Kernel& k, std::string* why) {
     for (const Line& l : *part) ids += l.text.find("tl.program_id") != std::string::npos;
     if (ids > (part == &out.prologue ? 1u : 0u)) return no("a program id used beyond the row offset");
   }
-  if (any(out.prologue, "tl.store") || any(out.loop1, "tl.store") || any(out.loop1, "tl.atomic") ||
-      any(out.loop2, "tl.atomic") || any(out.mid, "tl.atomic"))
-    return no("the statistics loop stores");
+  if (any(out.prologue, "tl.store") || any(out.loop1, "tl.store"))
+    return no("a store before or in the statistics loop");
+  if (any(out.loop1, "tl.atomic") || any(out.mid, "tl.atomic") || any(out.loop2, "tl.atomic"))
+    return no("an atomic operation");
   if (stage >= 3 && !any(out.loop2, "tl.store")) return no("the second loop stores nothing");
   if (stage < 3 && !any(out.mid, "tl.store")) return no("nothing is stored after the loop");
 
@@ -237,9 +232,9 @@ std::optional<Loops> read_loops(const ir::Kernel& k, std::string* why) {
   std::set<std::string> before, in_loop2;
   for (const auto* part : {&out.prologue, &out.mid})
     for (const Line& l : *part)
-      for (const std::string& n : assigned_names(l.text)) before.insert(n);
+      for (const std::string& n : templates::assigned_names(l.text)) before.insert(n);
   for (const Line& l : out.loop2)
-    for (const std::string& n : assigned_names(l.text)) {
+    for (const std::string& n : templates::assigned_names(l.text)) {
       if (before.count(n)) return no("the second loop accumulates " + n);
       in_loop2.insert(n);
     }
@@ -247,14 +242,6 @@ std::optional<Loops> read_loops(const ir::Kernel& k, std::string* why) {
     for (const std::string& n : in_loop2)
       if (mentions(l.text, n)) return no("a statement after the second loop reads " + n);
   return out;
-}
-
-int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-int64_t next_pow2(int64_t v) {
-  int64_t p = 1;
-  while (p < v) p *= 2;
-  return p;
 }
 
 struct Plan {
