@@ -126,7 +126,7 @@ void regions(Job& job, agents::Agents& agents, results::ResultsDb& db) {
   for (const search::RegionOutcome& r : job.regions)
     if (r.chosen)
       job.say(fmt::format("region {} of graph {}: {} ({})", r.index, r.graph,
-                          r.tried[*r.chosen].candidate.origin.rfind("split", 0) == 0 ? "split" : "fused", r.note));
+                          r.tried[*r.chosen].candidate.edit.is_split() ? "split" : "fused", r.note));
 }
 
 void stitch_modules(Job& job) {

@@ -200,7 +200,7 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
             r.replaced.push_back({k, ko.chosen, ko.speedup});
             ko.chosen.reset(), ko.speedup.reset();
             ko.note = fmt::format("its launches are {} region {} of graph {} ({})",
-                                  edit.internal.empty() && !edit.before.empty() ? "split in" : "fused into", i, g,
+                                  edit.is_split() ? "split in" : "fused into", i, g,
                                   r.tried[*best].candidate.description);
           }
         }

@@ -58,8 +58,9 @@ class KernelSearch {
     if (out_.plan.strategies.empty()) return finish(t0);
     say(fmt::format("{} candidate(s) proposed ({})", out_.candidates.size(), fmt::join(out_.plan.strategies, ", ")));
     // Screening stops at three quarters of the time left, so that the fastest candidate it found
-    // still gets its cascade within the budget (or earlier where the cascade's estimate is larger). A cascade starts only when its estimate fits in what is
-    // left (search/cost.h); the first of a kernel also when the user asked for cascades (--max-cascades).
+    // still gets its cascade within the budget (or earlier where the cascade's estimate is larger). A
+    // cascade starts only when its estimate fits in what is left (search/cost.h); the first of a kernel
+    // also when the user asked for cascades (--max-cascades).
     // On a GPU the candidates that compile for tens of seconds (Candidate::screen_last) are screened only
     // after the others' best has had its cascade: one batch of them took the whole budget that a launch
     // config 7.9x faster than the baseline needed for its cascade (max_pool2d k7, session 24).

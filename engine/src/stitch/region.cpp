@@ -49,8 +49,9 @@ std::vector<py::Edit> region_edits(const ir::Artifact& art, const RegionEdit& r)
   for (size_t i : r.launches)
     if (i >= f->launches.size()) throw UserError(fmt::format("region edit: launch {} out of range", i));
   std::vector<NewLaunch> added = r.added();
+  std::set<std::string> names;
   for (const NewLaunch& n : added)
-    if (art.find_kernel(n.kernel) || std::count_if(added.begin(), added.end(), [&](auto& o) { return o.kernel == n.kernel; }) > 1)
+    if (art.find_kernel(n.kernel) || !names.insert(n.kernel).second)
       throw UserError(fmt::format("region edit: kernel name {} is taken", n.kernel));
   for (const Scratch& sc : r.scratch) {
     static const std::regex word(R"(\w+)");
@@ -126,9 +127,9 @@ std::vector<py::Edit> region_edits(const ir::Artifact& art, const RegionEdit& r)
       if (!ahead.empty()) edits.push_back({b, b, ahead});
       edits.push_back({l.span.begin.offset, l.span.end.offset, fmt::format("{}.run({}{})", r.kernel, r.args, stream)});
       if (!r.scratch.empty()) {
-        std::vector<std::string> names;
-        for (const Scratch& sc : r.scratch) names.push_back(sc.name);
-        edits.push_back({e, e, fmt::format("{}del {}\n", indent, fmt::join(names, ", "))});
+        std::vector<std::string> scratch;
+        for (const Scratch& sc : r.scratch) scratch.push_back(sc.name);
+        edits.push_back({e, e, fmt::format("{}del {}\n", indent, fmt::join(scratch, ", "))});
       }
     }
   }

@@ -49,6 +49,8 @@ struct RegionEdit {
 
   // Every kernel the edit adds, in launch order (`before`, then `kernel`).
   std::vector<NewLaunch> added() const;
+  // A split (several launches in place of the replaced ones), not a fusion into one.
+  bool is_split() const { return !before.empty(); }
 };
 
 // The edits above as byte-range edits of the module's source. Throws kopt::UserError when the edit

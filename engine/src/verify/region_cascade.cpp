@@ -21,10 +21,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string text_of(const ir::Artifact& a, const ir::Span& s) {
-  return a.module->source().substr(s.begin.offset, s.end.offset - s.begin.offset);
-}
-
 // Statements that only prepare a launch: a region's statements reach back over them.
 bool prepares(const ir::Step& s) {
   return s.kind == ir::Step::Kind::Alloc || s.kind == ir::Step::Kind::View || s.kind == ir::Step::Kind::Alias ||
@@ -55,7 +51,7 @@ RegionCode region_code(const ir::Artifact& a, const std::set<size_t>& launches) 
   for (size_t i = first; i <= last && i < f.steps.size(); ++i) {
     const ir::Step& s = f.steps[i];
     if (s.kind != ir::Step::Kind::Launch && (!prepares(s) || s.kind == ir::Step::Kind::Del)) continue;
-    out.statements.push_back(text_of(a, s.span));
+    out.statements.push_back(span_text(a, s.span));
     if (s.kind == ir::Step::Kind::Alloc) out.defined.insert(f.allocs[s.index].buffer);
     if (s.kind == ir::Step::Kind::View) out.defined.insert(f.views[s.index].buffer);
     if (s.kind == ir::Step::Kind::Alias) out.defined.insert(s.names.at(0));
@@ -131,13 +127,13 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
   // The candidate's region: the launches it kept of the region, and the fused one (every launch the
   // original does not have).
   std::multiset<std::string> original_launches;
-  for (const ir::Launch& l : a.entry_function()->launches) original_launches.insert(text_of(a, l.span));
+  for (const ir::Launch& l : a.entry_function()->launches) original_launches.insert(span_text(a, l.span));
   std::set<std::string> region_texts;
-  for (size_t i : facts.launches) region_texts.insert(text_of(a, a.entry_function()->launches[i].span));
+  for (size_t i : facts.launches) region_texts.insert(span_text(a, a.entry_function()->launches[i].span));
   std::set<size_t> cand_launches;
   const auto& cl = cand->entry_function()->launches;
   for (size_t i = 0; i < cl.size(); ++i) {
-    std::string t = text_of(*cand, cl[i].span);
+    std::string t = span_text(*cand, cl[i].span);
     if (region_texts.count(t) || !original_launches.count(t)) cand_launches.insert(i);
   }
   RegionCode original = region_code(a, {facts.launches.begin(), facts.launches.end()});

@@ -41,12 +41,13 @@ void accesses(const ir::Kernel& k, const ir::Launch& l, const ir::Function& f, s
   }
 }
 
-namespace {
-
-std::string launch_text(const ir::Artifact& a, const ir::Launch& l) {
-  return a.module->source().substr(l.span.begin.offset, l.span.end.offset - l.span.begin.offset);
+std::string span_text(const ir::Artifact& a, const ir::Span& s) {
+  return a.module->source().substr(s.begin.offset, s.end.offset - s.begin.offset);
 }
 
+namespace {
+
+std::string launch_text(const ir::Artifact& a, const ir::Launch& l) { return span_text(a, l.span); }
 
 // The first line where two texts differ, as "line N: expected `...`, found `...`".
 std::string first_difference(const std::string& want, const std::string& got) {
@@ -62,24 +63,21 @@ std::string first_difference(const std::string& want, const std::string& got) {
 
 Finding fail(const std::string& check, std::string message) { return {check, false, std::move(message)}; }
 
-std::string text_of(const ir::Artifact& a, const ir::Span& s) {
-  return a.module->source().substr(s.begin.offset, s.end.offset - s.begin.offset);
-}
-
 // An allocation's bytes when its sizes are literal and its dtype known; -1 otherwise.
 int64_t alloc_bytes(const ir::Alloc& al) {
-  static const std::map<std::string, int64_t> width = {{"torch.float32", 4}, {"torch.float16", 2},
-                                                       {"torch.bfloat16", 2}, {"torch.float64", 8},
-                                                       {"torch.int32", 4}, {"torch.int64", 8}};
-  auto w = width.find(al.dtype);
-  if (w == width.end()) return -1;
+  static const std::map<std::string, int64_t> widths = {{"torch.float32", 4}, {"torch.float16", 2},
+                                                        {"torch.bfloat16", 2}, {"torch.float64", 8},
+                                                        {"torch.int32", 4}, {"torch.int64", 8}};
+  auto w = widths.find(al.dtype);
+  if (w == widths.end()) return -1;
+  int64_t width = w->second;
   int64_t n = 1;
   for (const std::string& s : al.sizes) {
     if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 15) return -1;
     n *= std::stoll(s);
     if (n > (int64_t{1} << 40)) return -1;
   }
-  return n * w->second;
+  return n * width;
 }
 
 std::string describe_added(const stitch::RegionEdit& e) {
@@ -165,7 +163,7 @@ RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, co
                                                      bytes < 0 ? "not of literal size and dtype"
                                                                : std::to_string(bytes) + " bytes",
                                                      kMaxScratchBytes)));
-    edit.scratch.push_back({al.buffer, text_of(*cand, s.span)});
+    edit.scratch.push_back({al.buffer, span_text(*cand, s.span)});
   }
   for (const ir::Launch& l : cf->launches) {
     if (std::count(new_launches.begin(), new_launches.end(), &l)) continue;

@@ -42,6 +42,9 @@ struct RegionG1 {
 // `fused_launch`, then the fused kernel's static checks).
 RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, const std::string& candidate_module);
 
+// The source text a span of `a`'s module covers (a statement, a launch).
+std::string span_text(const ir::Artifact& a, const ir::Span& s);
+
 // The storage a launch argument names: through inline `reinterpret_tensor(buf, ...)`, named views
 // and aliases of `f` down to its base name.
 std::string storage_of(const ir::Function& f, std::string text);
