@@ -26,67 +26,9 @@ constexpr int64_t kMaxSegment = 65536;
 // tile (64 x 64 floats for tiles of 64 columns).
 constexpr int64_t kMaxSegments = 64;
 
-struct Line {
-  int indent = 0;
-  std::string text;  // stripped; a statement Inductor wraps over lines joined into one
-};
-
-// The body's logical lines: physical lines joined while a bracket is open (quotes skipped).
-std::vector<Line> logical_lines(const std::string& body) {
-  std::vector<Line> out;
-  int depth = 0;
-  size_t pos = 0;
-  while (pos < body.size()) {
-    size_t end = body.find('\n', pos);
-    if (end == std::string::npos) end = body.size();
-    std::string raw = body.substr(pos, end - pos);
-    pos = end + 1;
-    size_t first = raw.find_first_not_of(" \t");
-    if (first == std::string::npos) continue;
-    std::string text = raw.substr(first);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\r')) text.pop_back();
-    if (depth > 0) out.back().text += (out.back().text.back() == '(' ? "" : " ") + text;
-    else out.push_back({static_cast<int>(first), text});
-    char quote = 0;
-    for (char c : text) {
-      if (quote) {
-        if (c == quote) quote = 0;
-      } else if (c == '\'' || c == '"') {
-        quote = c;
-      } else if (c == '(' || c == '[' || c == '{') {
-        ++depth;
-      } else if (c == ')' || c == ']' || c == '}') {
-        --depth;
-      } else if (c == '#') {
-        break;
-      }
-    }
-  }
-  return out;
-}
-
-// A call's arguments split at its top-level commas.
-std::vector<std::string> split_args(const std::string& s) {
-  std::vector<std::string> out;
-  int depth = 0;
-  std::string cur;
-  for (char c : s) {
-    if (c == '(' || c == '[' || c == '{') ++depth;
-    if (c == ')' || c == ']' || c == '}') --depth;
-    if (c == ',' && depth == 0) {
-      out.push_back(cur);
-      cur.clear();
-      continue;
-    }
-    cur += c;
-  }
-  out.push_back(cur);
-  for (std::string& a : out) {
-    a.erase(0, a.find_first_not_of(' '));
-    a.erase(a.find_last_not_of(' ') + 1);
-  }
-  return out;
-}
+using Line = templates::LogicalLine;
+using templates::logical_lines;
+using templates::split_args;
 
 // Whether a statement mentions the variable `name` (attributes and string literals are no names).
 bool mentions(const std::string& text, const std::string& name) {

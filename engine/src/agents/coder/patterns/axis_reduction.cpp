@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "agents/coder/config_space.h"
+#include "agents/coder/templates/body.h"
 #include "agents/coder/templates/templates.h"
 #include "agents/coder/templates/transposed_reduction.h"
 #include "artifact/pin_config.h"
@@ -18,25 +19,9 @@ namespace kopt::agents::patterns {
 using nlohmann::json;
 using templates::decline;
 using templates::replace_all;
+using templates::split_top;
 
 namespace {
-
-// The top-level pieces of `s` separated by `sep` (outside brackets).
-std::vector<std::string> split_top(const std::string& s, const std::string& sep) {
-  std::vector<std::string> out;
-  int depth = 0;
-  size_t from = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    depth += (s[i] == '(' || s[i] == '[') - (s[i] == ')' || s[i] == ']');
-    if (depth == 0 && s.compare(i, sep.size(), sep) == 0) {
-      out.push_back(s.substr(from, i - from));
-      from = i + sep.size();
-      i = from - 1;
-    }
-  }
-  out.push_back(s.substr(from));
-  return out;
-}
 
 // `s` without the parentheses that enclose all of it ("(a + b)" -> "a + b", "(a) + (b)" stays).
 std::string unwrap(std::string s) {

@@ -47,6 +47,73 @@ std::optional<std::vector<std::string>> straight_line_body(const ir::Kernel& k, 
   return out;
 }
 
+std::vector<LogicalLine> logical_lines(const std::string& body) {
+  std::vector<LogicalLine> out;
+  int depth = 0;
+  size_t pos = 0;
+  while (pos < body.size()) {
+    size_t end = body.find('\n', pos);
+    if (end == std::string::npos) end = body.size();
+    std::string raw = body.substr(pos, end - pos);
+    pos = end + 1;
+    size_t first = raw.find_first_not_of(" \t");
+    if (first == std::string::npos) continue;
+    std::string text = raw.substr(first);
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\r')) text.pop_back();
+    if (depth > 0) {
+      std::string& back = out.back().text;
+      if (text.front() == ')' || text.front() == ']' || text.front() == '}') {
+        while (!back.empty() && (back.back() == ',' || back.back() == ' ')) back.pop_back();  // "a, )" -> "a)"
+      } else if (back.back() != '(' && back.back() != '[' && back.back() != '{') {
+        back += ' ';
+      }
+      back += text;
+    } else {
+      out.push_back({static_cast<int>(first), text});
+    }
+    char quote = 0;
+    for (char c : text) {
+      if (quote) {
+        if (c == quote) quote = 0;
+      } else if (c == '\'' || c == '"') {
+        quote = c;
+      } else if (c == '(' || c == '[' || c == '{') {
+        ++depth;
+      } else if (c == ')' || c == ']' || c == '}') {
+        --depth;
+      } else if (c == '#') {
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> split_top(const std::string& s, const std::string& sep) {
+  std::vector<std::string> out;
+  int depth = 0;
+  size_t from = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    depth += (s[i] == '(' || s[i] == '[' || s[i] == '{') - (s[i] == ')' || s[i] == ']' || s[i] == '}');
+    if (depth == 0 && s.compare(i, sep.size(), sep) == 0) {
+      out.push_back(s.substr(from, i - from));
+      from = i + sep.size();
+      i = from - 1;
+    }
+  }
+  out.push_back(s.substr(from));
+  return out;
+}
+
+std::vector<std::string> split_args(const std::string& s) {
+  std::vector<std::string> out = split_top(s, ",");
+  for (std::string& a : out) {
+    a.erase(0, a.find_first_not_of(' '));
+    a.erase(a.find_last_not_of(' ') + 1);
+  }
+  return out;
+}
+
 std::set<std::string> assigned_names(const std::string& stmt) {
   static const std::regex lhs(R"(^\s*([A-Za-z_][\w, ]*?)\s*(?::[^=]*)?=[^=])");
   std::smatch m;

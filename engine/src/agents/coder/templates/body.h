@@ -17,6 +17,23 @@ namespace kopt::agents::templates {
 std::optional<std::vector<std::string>> straight_line_body(const ir::Kernel& k, std::string* why_not,
                                                            bool join = false);
 
+// One statement of a kernel body: its indentation and its text stripped, a statement Inductor wraps
+// over lines joined into one ("f(\n    a,\n    b,\n)" -> "f(a, b)").
+struct LogicalLine {
+  int indent = 0;
+  std::string text;
+};
+
+// The logical lines of a function body's text: physical lines joined while a bracket is open
+// (brackets inside string literals and comments do not count); blank lines skipped.
+std::vector<LogicalLine> logical_lines(const std::string& body);
+
+// The pieces of `s` between top-level occurrences of `sep` (outside (), [] and {}), as written.
+std::vector<std::string> split_top(const std::string& s, const std::string& sep);
+
+// A call's arguments: `s` split at its top-level commas, each trimmed of spaces.
+std::vector<std::string> split_args(const std::string& s);
+
 // Names a statement assigns ("a, b = ..." -> {a, b}; "R0_BLOCK: tl.constexpr = 8" -> {R0_BLOCK}).
 std::set<std::string> assigned_names(const std::string& stmt);
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "agents/coder/templates/body.h"
 #include "agents/coder/templates/templates.h"
 
 namespace kopt::agents::templates {
@@ -90,26 +91,12 @@ std::optional<TransposedReduction> transposed_reduction(const KernelProfile& k, 
     return no("the kernel is not the last function of its source");
   size_t body_at = ker.source.find('\n', def) + 1;
   // Logical lines: Inductor splits long calls (minimum_with_index) over several lines.
+  std::string body = ker.source.substr(body_at);
+  if (body.find('#') != std::string::npos || body.find("\"\"\"") != std::string::npos)
+    return no("comments in the kernel body");
   std::vector<std::string> lines;
-  int depth = 0;
-  for (size_t p = body_at; p < ker.source.size();) {
-    size_t nl = ker.source.find('\n', p);
-    if (nl == std::string::npos) nl = ker.source.size();
-    std::string l = ker.source.substr(p, nl - p);
-    p = nl + 1;
-    size_t first = l.find_first_not_of(' ');
-    if (first == std::string::npos) continue;
-    if (l.find('#') != std::string::npos || l.find("\"\"\"") != std::string::npos) return no("comments in the kernel body");
-    if (depth > 0) {
-      bool tight = lines.back().back() == '(' || l[first] == ')' || l[first] == ']';
-      if (!tight) lines.back() += ' ';
-      lines.back().append(l, first, std::string::npos);
-    } else {
-      lines.push_back(l);
-    }
-    for (char c : l) depth += (c == '(' || c == '[') - (c == ')' || c == ']');
-    if (depth < 0) return no("unbalanced brackets");
-  }
+  for (const templates::LogicalLine& l : templates::logical_lines(body))
+    lines.push_back(std::string(l.indent, ' ') + l.text);
   for (std::string& l : lines) l = replace_all(l, ", )", ")");
   static const std::regex block_re(R"(^ *R0_BLOCK: tl\.constexpr = (\d+)$)"), r0numel_re(R"(^ *r0_numel = (\d+)$)");
   int64_t r0numel = -1;
