@@ -8,6 +8,7 @@
 #include "agents/coder/fusion/epilogue.h"
 #include "agents/coder/fusion/prologue.h"
 #include "agents/coder/fusion/row_merge.h"
+#include "agents/coder/fusion/scan_segments.h"
 #include "agents/coder/fusion/split.h"
 #include "verify/region_host.h"
 
@@ -45,10 +46,14 @@ RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profi
   for (size_t i : r.launches) {
     std::string why;
     const std::string& name = a.kernels[f.launches[i].kernel].name;
-    auto splits = segment_split(a, f, i, &why);
+    // A looped scan carries its running value from block to block; any other looped kernel is read as
+    // a reduction.
+    const bool scan = a.kernels[f.launches[i].kernel].source.find("tl.associative_scan(") != std::string::npos;
+    auto splits = scan ? scan_segment_split(a, f, i, &why) : segment_split(a, f, i, &why);
     if (splits.empty()) plan.declined.push_back(fmt::format("split ({}): {}", name, why));
     for (auto& [description, edit] : splits)
-      plan.candidates.push_back({fmt::format("r{}", plan.candidates.size() + 1), "split:segments",
+      plan.candidates.push_back({fmt::format("r{}", plan.candidates.size() + 1),
+                                 scan ? "split:scan_segments" : "split:segments",
                                  fmt::format("{}: {}", name, description), std::move(edit)});
   }
   return plan;

@@ -1,0 +1,357 @@
+#include "agents/coder/fusion/scan_segments.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "agents/coder/config_space.h"
+#include "agents/coder/fusion/declaration.h"
+#include "agents/coder/fusion/pair.h"
+#include "agents/coder/templates/body.h"
+#include "artifact/pin_config.h"
+
+namespace kopt::agents::fusion {
+
+namespace {
+
+using Line = templates::LogicalLine;
+
+// At most this many segments an axis (the apply kernel folds its predecessors' totals one by one).
+constexpr int64_t kMaxSegments = 64;
+// A segment walks at least this many blocks: shorter ones spend their time on the fold.
+constexpr int64_t kMinBlocksPerSegment = 4;
+
+struct Carry {
+  std::string name;
+  size_t init = 0;    // its initialization, in the prologue
+  std::string total;  // the block total it takes at the axis' first block
+};
+
+struct Scan {
+  std::vector<Line> prologue, loop;
+  std::vector<Carry> carries;
+  std::vector<size_t> update;  // the loop's statements that fold a block total into the carries, in order
+  int64_t ynumel = 0, xnumel = 0, length = 0;  // ynumel 0: the 2-D form
+  size_t xoffset = 0;                          // the prologue's `xoffset = ...` line
+  bool wide = false;                           // the program id is widened to int64
+};
+
+bool starts(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+
+// `text` with the loop's "not the axis' first block" test made `cond`.
+std::string first_block_test(const std::string& text, const std::string& cond) {
+  static const std::regex test(R"(\b(roffset|r0_offset) > 0\b)");
+  return std::regex_replace(text, test, cond);
+}
+
+std::optional<Scan> read_scan(const ir::Kernel& k, bool three_d, std::string* why) {
+  auto no = [&](std::string w) -> std::optional<Scan> { return *why = std::move(w), std::nullopt; };
+  size_t def = k.source.find("\ndef " + k.entry + "(");
+  if (def == std::string::npos) return no("no def line");
+  size_t body_at = k.source.find('\n', def + 1);
+  if (body_at == std::string::npos) return no("no body");
+  static const std::regex header(R"(^for r0_offset in (tl\.)?range\(0, r0_numel, R0_BLOCK\):$)");
+  Scan s;
+  int stage = 0;  // 0 prologue, 1 loop, 2 after it
+  for (const Line& l : templates::logical_lines(k.source.substr(body_at + 1))) {
+    if (l.indent == 4 && stage == 1) stage = 2;
+    if (stage == 2) return no("a statement after the scan loop: " + l.text);
+    bool compound = starts(l.text, "for ") || starts(l.text, "if ") || starts(l.text, "while ") ||
+                    starts(l.text, "with ");
+    if (l.indent == 4 && std::regex_match(l.text, header)) {
+      if (stage != 0) return no("more than one loop over the axis");
+      stage = 1;
+      continue;
+    }
+    if (compound) return no("a compound statement other than the loop over the axis: " + l.text);
+    if (l.indent != (stage == 1 ? 8 : 4)) return no("unexpected indentation");
+    (stage == 1 ? s.loop : s.prologue).push_back(l);
+  }
+  if (stage != 1) return no("no loop over the axis");
+
+  static const std::regex ynumel(R"(^ynumel = (\d+)$)"), xnumel(R"(^xnumel = (\d+)$)"), rnumel(R"(^r0_numel = (\d+)$)"),
+      xoff(R"(^xoffset = tl\.program_id\(0\)(\.to\(tl\.int64\))? \* XBLOCK$)"),
+      yoff(R"(^yoffset = tl\.program_id\(1\)(\.to\(tl\.int64\))? \* YBLOCK$)"),
+      init(R"(^(\w+) = tl\.full\(\[(YBLOCK, )?XBLOCK, 1\], .+, tl\.float32\)$)");
+  bool has_x = false, has_y = false;
+  std::map<std::string, size_t> inits;
+  std::set<std::string> prologue_names;
+  for (size_t i = 0; i < s.prologue.size(); ++i) {
+    const std::string& t = s.prologue[i].text;
+    std::smatch m;
+    if (std::regex_match(t, m, ynumel)) s.ynumel = std::stoll(m[1]);
+    else if (std::regex_match(t, m, xnumel)) s.xnumel = std::stoll(m[1]);
+    else if (std::regex_match(t, m, rnumel)) s.length = std::stoll(m[1]);
+    else if (std::regex_match(t, m, xoff)) has_x = true, s.xoffset = i, s.wide = m[1].matched;
+    else if (std::regex_match(t, m, yoff)) has_y = true;
+    else if (std::regex_match(t, m, init) && m[2].matched == three_d) inits[m[1]] = i;
+    else if (t.find("tl.program_id") != std::string::npos) return no("a program id used beyond the tile offsets");
+    for (const std::string& n : templates::assigned_names(t)) prologue_names.insert(n);
+  }
+  if (s.xnumel <= 0 || s.length <= 0 || (three_d && s.ynumel <= 0))
+    return no("the sizes are not constants of the body (a dynamic shape)");
+  if (!has_x || has_y != three_d)
+    return no("the tile offsets are not Inductor's `xoffset = tl.program_id(0) * XBLOCK`");
+
+  bool scans = false, stores = false;
+  std::map<std::string, size_t> totals;  // select_one outputs: a block's last lane
+  static const std::regex total(R"(^(\w+) = triton_helpers\.select_one\()"),
+      fold(R"(^(\w+) = tl\.where\((roffset|r0_offset) > 0, (\w+), (\w+)\)$)");
+  for (size_t i = 0; i < s.loop.size(); ++i) {
+    const std::string& t = s.loop[i].text;
+    if (t.find("tl.program_id") != std::string::npos) return no("a program id used in the loop");
+    if (t.find("tl.atomic") != std::string::npos) return no("an atomic operation");
+    scans |= t.find("tl.associative_scan(") != std::string::npos;
+    stores |= starts(t, "tl.store(");
+    std::smatch m;
+    if (std::regex_search(t, m, total)) totals[m[1]] = i;
+    for (const std::string& n : templates::assigned_names(t)) {
+      if (!prologue_names.count(n)) continue;
+      auto c = inits.find(n);
+      if (c == inits.end()) return no("the loop reassigns " + n + ", not a carry of the scan");
+      if (!std::regex_match(t, m, fold) || !totals.count(m[4]))
+        return no("a carry not updated as `tl.where(roffset > 0, folded, block total)`: " + t);
+      if (std::any_of(s.carries.begin(), s.carries.end(), [&](const Carry& x) { return x.name == n; }))
+        return no("a carry updated twice in the loop: " + n);
+      s.carries.push_back({n, c->second, m[4]});
+      s.update.push_back(i);
+    }
+  }
+  if (!scans) return no("no associative_scan in the loop");
+  if (!stores) return no("the loop stores nothing");
+  if (s.carries.empty()) return no("no carry between blocks");
+
+  // The fold: the carry updates and what they read back to the block totals, nothing per lane.
+  std::set<size_t> slice(s.update.begin(), s.update.end());
+  std::vector<size_t> work(s.update.begin(), s.update.end());
+  while (!work.empty()) {
+    size_t i = work.back();
+    work.pop_back();
+    for (const std::string& w : templates::words(s.loop[i].text)) {
+      if (w == "roffset" || w == "r0_offset" || totals.count(w)) continue;
+      for (size_t j = i; j-- > 0;) {
+        std::set<std::string> a = templates::assigned_names(s.loop[j].text);
+        if (!a.count(w)) continue;
+        if (slice.insert(j).second) work.push_back(j);
+        break;
+      }
+    }
+  }
+  static const std::regex lane(R"(^(r0_base|rbase|r0_index|rindex|r0_mask|rmask|r0_\d+)$)");
+  s.update.assign(slice.begin(), slice.end());
+  for (size_t i : s.update) {
+    const std::string& t = s.loop[i].text;
+    for (const char* call : {"tl.load(", "tl.store(", "associative_scan(", "select_one("})
+      if (t.find(call) != std::string::npos) return no("the carry update reads the block's lanes: " + t);
+    std::string rest = first_block_test(t, "True");
+    for (const std::string& w : templates::words(rest))
+      if (std::regex_match(w, lane) || w == "roffset" || w == "r0_offset")
+        return no("the carry update reads the block's lanes: " + t);
+  }
+  return s;
+}
+
+// Whether the loop's loads walk the axis along memory (`r0_1 + 20000*x0`): programs then take one row
+// and long blocks of it; else tiles of adjacent columns, short blocks down them.
+bool along_memory(const std::vector<Line>& loop) {
+  static const std::regex load(R"(tl\.load\(\w+ \+ \(([^)]*)\))"), unit(R"((^|[ +(])r0_\d+($|[ +)]))");
+  for (const Line& l : loop) {
+    std::smatch m;
+    if (std::regex_search(l.text, m, load)) return std::regex_search(m[1].str(), unit);
+  }
+  return false;
+}
+
+std::string indent(const Line& l) { return std::string(l.indent, ' ') + l.text + "\n"; }
+
+struct Plan {
+  int64_t yblock, xblock, r0_block, warps, nseg, seg;
+};
+
+// The two kernels' bodies for `p`; `partials` is the scratch parameter.
+std::pair<std::string, std::string> bodies(const Scan& S, const Plan& p) {
+  const bool three_d = S.ynumel > 0;
+  const int64_t cols = three_d ? S.ynumel * S.xnumel : S.xnumel;
+  std::string consts = fmt::format("    NSEG: tl.constexpr = {}\n    SEG: tl.constexpr = {}\n", p.nseg, p.seg);
+  std::string head = "    sseg = tl.program_id(0) % NSEG\n";
+  head += fmt::format("    xoffset = (tl.program_id(0) // NSEG){} * XBLOCK\n", S.wide ? ".to(tl.int64)" : "");
+  std::string col = three_d ? fmt::format("yindex * {} + xindex", S.xnumel) : "xindex";
+  std::string mask = three_d ? "xmask & ymask" : "xmask";
+  auto partial = [&](size_t c, const std::string& seg) {
+    return fmt::format("partials + ({} + ({}) * NSEG + {})", c * cols * p.nseg, col, seg);
+  };
+  std::string range = "    for r0_offset in tl.range(sseg * SEG, tl.minimum(sseg * SEG + SEG, r0_numel), R0_BLOCK):\n";
+  auto prologue = [&] {
+    std::string out = consts;
+    for (size_t i = 0; i < S.prologue.size(); ++i) out += i == S.xoffset ? head : indent(S.prologue[i]);
+    return out;
+  };
+  // Statistics: the loop over the segment without its stores, its first block the segment's first; the
+  // carries it ends with stored.
+  std::string a = prologue() + range;
+  for (const Line& l : S.loop)
+    if (!starts(l.text, "tl.store("))
+      a += std::string(l.indent, ' ') + first_block_test(l.text, "roffset > sseg * SEG") + "\n";
+  for (size_t c = 0; c < S.carries.size(); ++c)
+    a += fmt::format("    tl.store({}, {}, {})\n", partial(c, "sseg"), S.carries[c].name, mask);
+  // Apply: the earlier segments' totals folded into the carries by the kernel's own update (its
+  // temporaries renamed), then the loop over the segment as written.
+  std::set<std::string> temps;
+  for (size_t i : S.update)
+    for (const std::string& n : templates::assigned_names(S.loop[i].text)) temps.insert(n);
+  for (const Carry& c : S.carries) temps.erase(c.name), temps.insert(c.total);
+  std::string b = prologue() + "    for sj in tl.range(0, sseg):\n";
+  for (size_t c = 0; c < S.carries.size(); ++c)
+    b += fmt::format("        {} = tl.load({}, {}, other=0.0)\n",
+                     templates::rename_words(S.carries[c].total, temps, "_seg"), partial(c, "sj"), mask);
+  for (size_t i : S.update)
+    b += "        " + templates::rename_words(first_block_test(S.loop[i].text, "sj > 0"), temps, "_seg") + "\n";
+  b += range;
+  for (const Line& l : S.loop) b += indent(l);
+  return {a, b};
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, stitch::RegionEdit>> scan_segment_split(const ir::Artifact& art,
+                                                                           const ir::Function& f, size_t li,
+                                                                           std::string* why) {
+  using Out = std::vector<std::pair<std::string, stitch::RegionEdit>>;
+  auto no = [&](std::string w) { return *why = std::move(w), Out{}; };
+  const ir::Launch& l = f.launches.at(li);
+  const ir::Kernel& k = art.kernels.at(l.kernel);
+  if (k.kind != "reduction") return no("not a looped scan");
+  if (!k.mutated_args.empty()) return no("it writes an argument in place");
+  std::vector<const ir::KernelParam*> runtime;
+  std::vector<std::string> constexprs;
+  for (const ir::KernelParam& p : k.signature)
+    if (p.is_constexpr) constexprs.push_back(p.name);
+    else runtime.push_back(&p);
+  const bool three_d = constexprs == std::vector<std::string>{"YBLOCK", "XBLOCK", "R0_BLOCK"};
+  const size_t sizes = three_d ? 3 : 2, n = runtime.size();
+  if (n <= sizes || runtime[n - 2]->name != "xnumel" || runtime[n - 1]->name != "r0_numel" ||
+      (three_d && runtime[n - 3]->name != "ynumel") ||
+      (!three_d && constexprs != std::vector<std::string>{"XBLOCK", "R0_BLOCK"}))
+    return no("not (pointers..., [ynumel,] xnumel, r0_numel, [YBLOCK,] XBLOCK, R0_BLOCK)");
+  std::string w;
+  auto scan = read_scan(k, three_d, &w);
+  if (!scan) return no(w);
+  const Scan& S = *scan;
+  int64_t sms = 132;
+  std::smatch sm;
+  static const std::regex mpc(R"(multi_processor_count=(\d+))");
+  if (std::regex_search(k.source, sm, mpc)) sms = std::max<int64_t>(1, std::stoll(sm[1]));
+  if (arg_of(l, "r0_numel") != std::to_string(S.length)) return no("the launch's axis length is not the body's");
+  if (three_d && arg_of(l, "ynumel") != std::to_string(S.ynumel)) return no("the launch's ynumel is not the body's");
+
+  std::string alloc = f.allocs.empty() ? "empty_strided_cuda" : f.allocs.front().device;
+  std::string scratch = fmt::format("buf_seg{}", li);
+  for (int i = 0; art.module->source().find(scratch) != std::string::npos; ++i)
+    scratch = fmt::format("buf_seg{}_{}", li, i);
+  std::vector<std::string> ptr_args;
+  std::vector<DeclParam> params;
+  for (size_t i = 0; i + sizes < n; ++i) {
+    std::string arg = arg_of(l, runtime[i]->name);
+    if (arg.empty()) return no("a pointer argument not passed by name");
+    ptr_args.push_back(arg);
+    params.push_back({runtime[i]->name, runtime[i]->dtype, divisible(k, runtime[i]->name)});
+  }
+  auto all_true = [&](const std::string& m) {
+    return std::any_of(S.prologue.begin(), S.prologue.end(),
+                       [&](const Line& x) { return starts(x.text, m + " = tl.full("); });
+  };
+
+  size_t def = k.source.find("\ndef " + k.entry + "(");
+  std::string prefix = k.source.substr(0, k.source.find('\n', def + 1) + 1);
+  const bool row = !three_d && along_memory(S.loop);
+  using Shape = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>;  // YBLOCK, XBLOCK, R0_BLOCK, warps, per SM
+  std::vector<Shape> shapes = three_d ? std::vector<Shape>{{32, 32, 4, 8, 4}, {32, 32, 4, 8, 8}, {32, 32, 8, 8, 4}}
+                              : row   ? std::vector<Shape>{{1, 1, 1024, 4, 4}, {1, 1, 2048, 8, 4}, {1, 1, 1024, 4, 8}}
+                                      : std::vector<Shape>{{1, 64, 8, 4, 4}, {1, 32, 16, 4, 4}, {1, 64, 8, 4, 8}};
+  const int64_t cols = three_d ? S.ynumel * S.xnumel : S.xnumel;
+  Out out;
+  std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> seen;
+  std::string last_why = "no tile shape fits";
+  for (auto [yb, xb, r0b, warps, spread] : shapes) {
+    if ((all_true("xmask") && S.xnumel % xb) || (three_d && all_true("ymask") && S.ynumel % yb)) continue;
+    int64_t xtiles = cdiv(S.xnumel, xb), ytiles = three_d ? cdiv(S.ynumel, yb) : 1, tiles = xtiles * ytiles;
+    if (ytiles > 65535) {
+      last_why = fmt::format("{} tiles of ynumel exceed the grid's second dimension", ytiles);
+      continue;
+    }
+    if (tiles >= spread * sms) {
+      last_why = fmt::format("{} tiles of columns already keep {} SMs busy", tiles, sms);
+      continue;
+    }
+    int64_t nseg = std::min({kMaxSegments, cdiv(spread * sms, tiles), S.length / (kMinBlocksPerSegment * r0b)});
+    if (nseg < 2) {
+      last_why = fmt::format("an axis of {} too short for two segments of {} blocks of {}", S.length,
+                             kMinBlocksPerSegment, r0b);
+      continue;
+    }
+    int64_t seg = cdiv(cdiv(S.length, nseg), r0b) * r0b;
+    nseg = cdiv(S.length, seg);
+    if (nseg < 2 || !seen.insert({yb, xb, r0b, nseg}).second) continue;
+    if (static_cast<int64_t>(S.carries.size()) * cols * nseg * 4 > (int64_t{256} << 20)) {
+      last_why = "the segments' totals would take more than 256 MiB";
+      continue;
+    }
+    Plan p{yb, xb, r0b, warps, nseg, seg};
+    auto [body_a, body_b] = bodies(S, p);
+    nlohmann::json cfg = {{"XBLOCK", xb}, {"R0_BLOCK", r0b}, {"num_warps", warps}, {"num_stages", 1}};
+    if (three_d) cfg["YBLOCK"] = yb;
+    // The grid's first dimension is cdiv(xnumel, XBLOCK): x tiles x segments; the body keeps its own sizes.
+    int64_t programs = xtiles * xb * nseg;
+    std::vector<stitch::NewLaunch> made;
+    for (auto [suffix, body, mutated] : {std::tuple{"_seg_totals", body_a, std::vector<std::string>{"partials"}},
+                                         {"_seg_apply", body_b, std::vector<std::string>{}}}) {
+      std::vector<DeclParam> ps = params;
+      ps.push_back({"partials", "*fp32", true});
+      if (three_d) ps.push_back({"ynumel", "i32", S.ynumel % 16 == 0});
+      ps.push_back({"xnumel", "i32", programs % 16 == 0});
+      ps.push_back({"r0_numel", "i32", divisible(k, "r0_numel")});
+      if (three_d) ps.push_back({"YBLOCK", "constexpr", false});
+      ps.push_back({"XBLOCK", "constexpr", false});
+      ps.push_back({"R0_BLOCK", "constexpr", false});
+      std::string sizes_args = three_d ? fmt::format("{}, {}, {}", S.ynumel, programs, S.length)
+                                       : fmt::format("{}, {}", programs, S.length);
+      std::string launch_args = fmt::format("{}, {}, {}", fmt::join(ptr_args, ", "), scratch, sizes_args);
+      std::string name = k.name + suffix;
+      auto declared = redeclare(prefix + body, k.name, k.entry, name, ps, mutated, &w);
+      if (!declared) return no(w);
+      std::string source;
+      try {
+        source = ir::pin_config(*declared, name, cfg);
+        ir::parse_kernel_source(source, name, name);
+      } catch (const std::exception& ex) {
+        return no(std::string("the split kernel does not parse: ") + ex.what());
+      }
+      made.push_back({name, source, launch_args});
+    }
+    stitch::RegionEdit e;
+    e.launches = {li};
+    e.before = {made[0]};
+    e.kernel = made[1].kernel, e.source = made[1].source, e.args = made[1].args;
+    int64_t floats = static_cast<int64_t>(S.carries.size()) * cols * nseg;
+    e.scratch = {{scratch, fmt::format("{} = {}(({}, ), (1, ), torch.float32)", scratch, alloc, floats)}};
+    std::string tile = three_d ? fmt::format("tiles of {} x {} columns", yb, xb)
+                       : row   ? "a row a program"
+                               : fmt::format("tiles of {} adjacent columns", xb);
+    std::string what = row ? fmt::format("{} rows of {}", cols, S.length)
+                           : fmt::format("{} columns over {} steps", cols, S.length);
+    out.emplace_back(fmt::format("split the scan of {} into {} segments of {} ({} programs a pass, {}: each "
+                                 "segment's total, then the scan), {}",
+                                 what, nseg, seg, tiles * nseg, tile, ir::describe_config(cfg)),
+                     std::move(e));
+  }
+  if (out.empty()) return no(last_why);
+  return out;
+}
+
+}  // namespace kopt::agents::fusion
