@@ -63,6 +63,7 @@ std::string failing(const verify::RegionG1& r) {
 const char* kSoftmax = "tests/python/data/softmax_rows_50k_small";
 const char* kLayerNorm = "tests/python/data/layer_norm_few_rows_inductor_form";
 const char* kColumns = "tests/python/data/softmax_columns_inductor_form";
+const char* kL1Columns = "tests/python/data/l1_normalize_columns_fp16_inductor_form";
 const char* kSoftmaxKernel = "triton_red_fused__softmax_exp_prepare_softmax_online_sub_0";
 
 }  // namespace
@@ -117,6 +118,20 @@ TEST(SegmentSplit, ColumnsAcrossMemoryAreSplitInTilesOfAdjacentColumns) {
   EXPECT_TRUE(g1.g1.passed) << failing(g1);
 }
 
+TEST(SegmentSplit, ColumnsThatDoNotFillTheTilesSplitUnderTheKernelsOwnRowMask) {
+  // Draw 26206's row 45 shrunk (an L1 normalize down 22760 fp16 columns of 32768, 356 tiles of 64: 2.4x the
+  // bytes' time): 100 columns, their masked second tile as Inductor's `xmask = xindex < xnumel` has it.
+  Planned p = plan(kL1Columns);
+  auto s = splits(p);
+  ASSERT_FALSE(s.empty());
+  EXPECT_NE(s[0]->description.find("split 100 rows of 8192 into 64 segments of 128 (128 programs a pass, tiles of "
+                                   "64 adjacent rows"),
+            std::string::npos)
+      << s[0]->description;
+  verify::RegionG1 g1 = verify::check_region(p.art(), p.facts, stitch::stitch(p.art(), {}, {}, {s[0]->edit}));
+  EXPECT_TRUE(g1.g1.passed) << failing(g1);
+}
+
 TEST(SegmentSplit, DeclinesManyRowsPersistentKernelsAndShortRowsWithTheReason) {
   auto declined = [](const Planned& p) {
     std::string all;
@@ -167,7 +182,7 @@ TEST(RegionCascadeWorker, SplitsOfALayerNormASoftmaxAColumnSoftmaxAndARowSumPass
   verify::CascadeOptions o;
   o.timeout = std::chrono::seconds(300);
   o.seeds = 2;
-  for (const char* dir : {kLayerNorm, kSoftmax, kColumns, "corpus/row_sum_long"}) {
+  for (const char* dir : {kLayerNorm, kSoftmax, kColumns, kL1Columns, "corpus/row_sum_long"}) {
     SCOPED_TRACE(dir);
     Planned p = plan(dir);
     auto s = splits(p);
