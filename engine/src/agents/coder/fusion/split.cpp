@@ -1,6 +1,7 @@
 #include "agents/coder/fusion/split.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <regex>
 #include <set>
@@ -187,23 +188,47 @@ std::optional<Loops> read_loops(const ir::Kernel& k, std::string* why) {
 }
 
 struct Plan {
-  int64_t xblock, r0_block, warps, nseg, seg;
+  int64_t nseg, seg;
 };
 
-// Whether the first loop reads its rows across memory (`x0 + 512*r0_1`: a reduction over an outer axis,
-// adjacent rows adjacent in memory): programs then take several rows, so that each load is coalesced
-// across them.
-bool column_layout(const std::vector<Line>& loop1) {
-  static const std::regex load(R"(tl\.load\(\w+ \+ \(([^)]*)\))"), strided(R"(\d+\*r0_\d+)"),
+// How a loop's loads and stores walk the row: along memory (`r0_1 + 50304*x0`: a row a program, long
+// blocks of it), across it (`x0 + 512*r0_1`: a reduction over an outer axis, adjacent rows adjacent in
+// memory: tiles of several rows, each access coalesced across them), or both (a row read along memory and
+// written across it, a softmax into a transposed output: tiles of rows and blocks both long enough for
+// either access; a row a program wrote 2 of every 32 bytes it stored, 3.4x slower than Inductor's kernel).
+enum class Walk { along, across, both };
+
+Walk walk(const std::vector<Line>& loop) {
+  static const std::regex access(R"(tl\.(load|store)\(\w+ \+ \(([^)]*)\))"), strided(R"(\d+\*r0_\d+)"),
       unit(R"((^|[ +(])r0_\d+($|[ +)]))");
-  for (const Line& l : loop1) {
-    std::smatch m;
-    if (!std::regex_search(l.text, m, load)) continue;
-    std::string index = m[1];
-    if (std::regex_search(index, unit)) return false;
-    if (std::regex_search(index, strided)) return true;
+  bool along = false, across = false;
+  for (const Line& l : loop)
+    for (std::sregex_iterator it(l.text.begin(), l.text.end(), access), end; it != end; ++it) {
+      std::string index = (*it)[2];
+      if (std::regex_search(index, unit)) along = true;
+      else if (std::regex_search(index, strided)) across = true;
+    }
+  return along && across ? Walk::both : across ? Walk::across : Walk::along;
+}
+
+// A launch's tile: XBLOCK rows, R0_BLOCK elements of each a step.
+struct Tile {
+  int64_t xblock, r0_block, warps;
+};
+
+// The variants' tiles for a walk, and the programs per SM each variant aims at.
+constexpr int64_t kSpread[3] = {4, 4, 8};
+std::array<Tile, 3> tiles_for(Walk w) {
+  switch (w) {
+    case Walk::along: return {Tile{1, 2048, 8}, Tile{1, 1024, 4}, Tile{1, 2048, 8}};
+    case Walk::across: return {Tile{64, 32, 8}, Tile{32, 64, 8}, Tile{64, 32, 8}};
+    case Walk::both: break;
   }
-  return false;
+  return {Tile{32, 64, 8}, Tile{64, 64, 8}, Tile{32, 64, 8}};
+}
+
+const char* walk_words(Walk w) {
+  return w == Walk::along ? "along memory" : w == Walk::across ? "across memory" : "read along and written across";
 }
 
 std::string indent(const Line& l) { return std::string(l.indent, ' ') + l.text + "\n"; }
@@ -285,8 +310,10 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
   // Rows along memory: a program a row, enough of them from 4 a SM. Rows across memory: tiles of 32 or 64
   // adjacent rows, each walking the whole column twice; a few tiles a SM leave it waiting on loads (22760
   // columns of 32768 fp16 in 356 tiles ran at 2.4x the bytes' time), so they split below 8 tiles a SM.
-  const bool columns = column_layout(L.loop1);
-  if (L.rows >= (columns ? 8 * 32 : 4) * sms)
+  // The statistics launch walks as its loop's loads do, the apply launch as its loop's loads and stores.
+  const Walk stats_walk = walk(L.loop1), apply_walk = L.loop2.empty() ? stats_walk : walk(L.loop2);
+  const bool rows_along = stats_walk == Walk::along && apply_walk == Walk::along;
+  if (L.rows >= (rows_along ? 4 : 8 * 32) * sms)
     return no(fmt::format("{} rows already keep {} SMs busy", L.rows, sms));
 
   // The launch: the original's pointers, the scratch, the programs (rows x segments), the row length.
@@ -310,34 +337,37 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
   size_t def = k.source.find("\ndef " + k.entry + "(");
   std::string prefix = k.source.substr(0, k.source.find('\n', def + 1) + 1);
   std::vector<std::pair<std::string, stitch::RegionEdit>> out;
-  std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
-  // Rows along memory: a row a program, long blocks of it. Rows across memory: tiles of adjacent rows
-  // (each load row-coalesced), short blocks down them.
-  using Shape = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // XBLOCK, R0_BLOCK, warps, programs per SM
-  std::vector<Shape> shapes = columns ? std::vector<Shape>{{64, 32, 8, 4}, {32, 64, 8, 4}, {64, 32, 8, 8}}
-                                      : std::vector<Shape>{{1, 2048, 8, 4}, {1, 1024, 4, 4}, {1, 2048, 8, 8}};
+  std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> seen;
   // Inductor writes `xmask` all true where every config it had divides the rows: tiles must divide them too.
   const bool all_true = std::any_of(L.prologue.begin(), L.prologue.end(),
                                     [](const Line& x) { return x.text.rfind("xmask = tl.full(", 0) == 0; });
-  for (auto [xb, r0b, warps, spread] : shapes) {
-    int64_t tiles = cdiv(L.rows, xb);
-    int64_t nseg = std::min(kMaxSegments, std::max(cdiv(spread * sms, tiles), cdiv(L.cols, kMaxSegment)));
-    int64_t seg = cdiv(cdiv(L.cols, nseg), r0b) * r0b;
+  for (size_t v = 0; v < 3; ++v) {
+    const Tile st = tiles_for(stats_walk)[v], at = L.loop2.empty() ? st : tiles_for(apply_walk)[v];
+    const int64_t spread = kSpread[v];
+    // Segments enough for the apply launch's tiles (the heavier pass) to give `spread` programs a SM.
+    int64_t stats_tiles = cdiv(L.rows, st.xblock), apply_tiles = cdiv(L.rows, at.xblock);
+    if (apply_tiles >= spread * sms) continue;  // these tiles already keep the SMs busy
+    int64_t nseg = std::min(kMaxSegments, std::max(cdiv(spread * sms, apply_tiles), cdiv(L.cols, kMaxSegment)));
+    const int64_t step = std::max(st.r0_block, at.r0_block);  // powers of two: a segment is whole blocks of both
+    int64_t seg = cdiv(cdiv(L.cols, nseg), step) * step;
     nseg = cdiv(L.cols, seg);
-    if (tiles >= spread * sms) continue;  // this tile already keeps the SMs busy
-    if ((all_true && L.rows % xb) || nseg < 2 || !seen.insert({xb, r0b, nseg}).second) continue;
-    Plan p{xb, r0b, warps, nseg, seg};
-    auto [body_a, body_b] = bodies(L, p);
+    if ((all_true && (L.rows % st.xblock || L.rows % at.xblock)) || nseg < 2 ||
+        !seen.insert({st.xblock, at.xblock, at.r0_block, nseg}).second)
+      continue;
+    auto [body_a, body_b] = bodies(L, Plan{nseg, seg});
     stitch::RegionEdit e;
     e.launches = {li};
     // Grid1D launches cdiv(xnumel, XBLOCK) programs: tiles x segments (the apply kernel without a second loop:
     // tiles alone). The body keeps its own row count.
-    int64_t grid = tiles * xb * nseg, apply_grid = L.loop2.empty() ? tiles * xb : grid;
-    nlohmann::json cfg = {{"XBLOCK", xb}, {"R0_BLOCK", r0b}, {"num_warps", warps}, {"num_stages", 1}};
+    int64_t grid = stats_tiles * st.xblock * nseg,
+            apply_grid = L.loop2.empty() ? apply_tiles * at.xblock : apply_tiles * at.xblock * nseg;
+    auto config = [](const Tile& t) {
+      return nlohmann::json{{"XBLOCK", t.xblock}, {"R0_BLOCK", t.r0_block}, {"num_warps", t.warps}, {"num_stages", 1}};
+    };
     std::vector<stitch::NewLaunch> made;
-    for (auto [suffix, body, mutated, programs] :
-         {std::tuple{"_seg_stats", body_a, std::vector<std::string>{"partials"}, grid},
-          {"_seg_apply", body_b, std::vector<std::string>{}, apply_grid}}) {
+    for (auto [suffix, body, mutated, programs, cfg] :
+         {std::tuple{"_seg_stats", body_a, std::vector<std::string>{"partials"}, grid, config(st)},
+          {"_seg_apply", body_b, std::vector<std::string>{}, apply_grid, config(at)}}) {
       std::vector<DeclParam> ps = params;
       ps.push_back({"partials", "*fp32", true});
       ps.push_back({"xnumel", "i32", programs % 16 == 0});
@@ -361,12 +391,22 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
     e.kernel = made[1].kernel, e.source = made[1].source, e.args = made[1].args;
     int64_t floats = static_cast<int64_t>(ncomp) * L.rows * nseg;
     e.scratch = {{scratch, fmt::format("{} = {}(({}, ), (1, ), torch.float32)", scratch, alloc, floats)}};
-    out.emplace_back(fmt::format("split {} rows of {} into {} segments of {} ({} programs a pass{}: statistics, "
-                                 "then {}), {}",
-                                 L.rows, L.cols, nseg, seg, tiles * nseg,
-                                 columns ? fmt::format(", tiles of {} adjacent rows", xb) : "",
-                                 L.loop2.empty() ? "each row's results" : "the row", ir::describe_config(cfg)),
-                     std::move(e));
+    std::string then = L.loop2.empty() ? "each row's results" : "the row";
+    std::string description;
+    if (st.xblock == at.xblock && st.r0_block == at.r0_block)
+      description = fmt::format("split {} rows of {} into {} segments of {} ({} programs a pass{}: statistics, then "
+                                "{}), {}",
+                                L.rows, L.cols, nseg, seg, stats_tiles * nseg,
+                                st.xblock > 1 ? fmt::format(", tiles of {} adjacent rows", st.xblock) : "", then,
+                                ir::describe_config(config(st)));
+    else
+      description = fmt::format("split {} rows of {} into {} segments of {} (statistics: {} programs, {}; then {}: {} "
+                                "programs, tiles of {} rows {}), {}; then {}",
+                                L.rows, L.cols, nseg, seg, stats_tiles * nseg,
+                                st.xblock > 1 ? fmt::format("tiles of {} rows", st.xblock) : "a row each", then,
+                                apply_grid / at.xblock, at.xblock, walk_words(apply_walk),
+                                ir::describe_config(config(st)), ir::describe_config(config(at)));
+    out.emplace_back(std::move(description), std::move(e));
   }
   if (out.empty()) return no("a row too short for two segments");
   return out;
