@@ -5,15 +5,19 @@
 #include "agents/coder/rewrites/softmax_folds.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include <gtest/gtest.h>
 
+#include "artifact/bundle.h"
 #include "profile/family.h"
 #include "test_util.h"
 #include "verify/static/g1.h"
 
 using namespace kopt;
+namespace fs = std::filesystem;
 using kopt::testing::corpus;
 using kopt::testing::replaced;
 
@@ -252,4 +256,27 @@ TEST(SinglePass, LeanVariantsRewriteOnlyTheSharedReducesArithmetic) {
   EXPECT_EQ(lm.folded, 1);
   EXPECT_NE(lm.source.find("triton_helpers.max2(_tmp16_max, 1)"), std::string::npos);
   EXPECT_NE(lm.source.find("tl.sum(_kopt_e0, 1)"), std::string::npos);
+}
+
+TEST(SinglePass, ColumnsOfUpTo4096RowsGetTilesOf16ColumnsWhereNoTileOf32Fits) {
+  // The fp16 L1 normalize down 100 columns (`x0 + 100*r0_1`) made 3000 rows long: blocks of 4096, so 32 columns
+  // would hold 131072 values a program; 16 columns (a 32-byte sector of fp16) over 32 warps hold 64 a thread.
+  fs::path dir = fs::temp_directory_path() / "kopt_single_pass_16_columns";
+  fs::remove_all(dir);
+  fs::copy(fs::path(KOPT_SOURCE_DIR) / "tests/python/data/l1_normalize_columns_fp16_inductor_form", dir,
+           fs::copy_options::recursive);
+  std::string text = kopt::testing::read((dir / "module_0.py").string());
+  std::ofstream(dir / "module_0.py") << std::regex_replace(text, std::regex(R"(\b8192\b)"), "3000");
+  auto b = ir::load_bundle(dir.string());
+  agents::KernelProfile p;
+  p.kernel = &b->graphs[0]->kernels.at(0);
+  p.family = profile::family(*p.kernel);
+  std::string why;
+  auto cands = agents::rewrites::single_pass_candidates(p, &why);
+  std::vector<std::string> wide;
+  for (const auto& c : cands)
+    if (c.config["XBLOCK"].get<int64_t>() >= 16) wide.push_back(c.description);
+  ASSERT_EQ(wide.size(), 1u) << why;
+  EXPECT_NE(wide[0].find("XBLOCK=16 R0_BLOCK=4096 num_warps=32"), std::string::npos) << wide[0];
+  fs::remove_all(dir);
 }

@@ -425,10 +425,14 @@ std::vector<Candidate> single_pass_candidates(const KernelProfile& k, std::strin
   // Rows across the contiguous axis (a column reduction: `x0 + 476473*r0_1`): a program's loads are
   // coalesced only over 32 or more rows, which 8192 elements do not allow for rows of a few hundred;
   // up to 64K elements a program over 16-32 warps then (on the H200-class parts, 64 values a thread).
-  if (column_loads(k.kernel->source, k.kernel->name))
+  // Where no tile of 32 fits (columns of 2049-4096 rows), 16 columns: a 32-byte sector of 2-byte values
+  // (an RMS norm down 1.2M fp16 columns of 2153 had no single pass at all).
+  if (column_loads(k.kernel->source, k.kernel->name)) {
     for (int64_t x : {32, 64})
       for (int w : {16, 32})
         if (x * sp->block <= kMaxColumnTile) shapes.emplace_back(x, w);
+    if (32 * sp->block > kMaxColumnTile && 16 * sp->block <= kMaxColumnTile) shapes.emplace_back(16, 32);
+  }
   // What every instance says before its launch config.
   std::string what = fmt::format(
       "single pass: each row read once ({} reload(s) removed{}{}{}, rows of {})", sp->reloads,
