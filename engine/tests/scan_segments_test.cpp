@@ -14,6 +14,7 @@
 #include "results/record.h"
 #include "stitch/stitch.h"
 #include "verify/region_cascade.h"
+#include "region_plan_util.h"
 #include "test_util.h"
 
 using namespace kopt;
@@ -22,39 +23,18 @@ namespace fs = std::filesystem;
 namespace {
 
 using kopt::testing::cpu_worker;
+using kopt::testing::failing;
+using kopt::testing::of_origin;
+using kopt::testing::plan;
+using kopt::testing::Planned;
 using kopt::testing::replaced;
 
 const char* kOuter3d = "tests/python/data/cumprod_outer_3d_inductor_form";
 const char* kColumns = "tests/python/data/cumsum_columns_bf16_inductor_form";
 const char* kRows = "tests/python/data/logcumsumexp_rows_inductor_form";
 
-struct Planned {
-  std::unique_ptr<ir::Bundle> bundle;
-  verify::RegionFacts facts;
-  agents::fusion::RegionPlan plan;
-  const ir::Artifact& art() const { return *bundle->graphs.at(0); }
-};
-
-Planned plan(const std::string& dir) {
-  Planned p{ir::load_bundle(dir[0] == '/' ? dir : (fs::path(KOPT_SOURCE_DIR) / dir).string()), {}, {}};
-  const ir::Artifact& a = p.art();
-  auto rs = profile::regions(a, *a.entry_function(), p.bundle->meta["graphs"][0]["args"]);
-  p.facts = profile::facts(rs.at(0));
-  p.plan = agents::fusion::plan_region(a, *a.entry_function(), rs.at(0));
-  return p;
-}
-
 std::vector<const agents::fusion::RegionCandidate*> splits(const Planned& p) {
-  std::vector<const agents::fusion::RegionCandidate*> out;
-  for (const auto& c : p.plan.candidates)
-    if (c.origin == "split:scan_segments") out.push_back(&c);
-  return out;
-}
-
-std::string failing(const verify::RegionG1& r) {
-  for (const auto& f : r.g1.findings)
-    if (!f.passed) return f.check + ": " + f.message;
-  return "";
+  return of_origin(p, "split:scan_segments");
 }
 
 std::string declined(const Planned& p) {

@@ -17,6 +17,7 @@
 #include "stitch/stitch.h"
 #include "verify/end_to_end.h"
 #include "verify/region_cascade.h"
+#include "region_plan_util.h"
 #include "test_util.h"
 
 using namespace kopt;
@@ -25,39 +26,18 @@ namespace fs = std::filesystem;
 namespace {
 
 using kopt::testing::cpu_worker;
+using kopt::testing::failing;
+using kopt::testing::of_origin;
+using kopt::testing::plan;
+using kopt::testing::Planned;
 using kopt::testing::replaced;
 
 std::unique_ptr<ir::Bundle> load(const std::string& dir) {
   return ir::load_bundle((fs::path(KOPT_SOURCE_DIR) / dir).string());
 }
 
-struct Planned {
-  std::unique_ptr<ir::Bundle> bundle;
-  verify::RegionFacts facts;
-  agents::fusion::RegionPlan plan;
-  const ir::Artifact& art() const { return *bundle->graphs.at(0); }
-};
-
-Planned plan(const std::string& dir) {
-  Planned p{load(dir), {}, {}};
-  const ir::Artifact& a = p.art();
-  auto rs = profile::regions(a, *a.entry_function(), p.bundle->meta["graphs"][0]["args"]);
-  p.facts = profile::facts(rs.at(0));
-  p.plan = agents::fusion::plan_region(a, *a.entry_function(), rs.at(0));
-  return p;
-}
-
 std::vector<const agents::fusion::RegionCandidate*> splits(const Planned& p) {
-  std::vector<const agents::fusion::RegionCandidate*> out;
-  for (const auto& c : p.plan.candidates)
-    if (c.origin == "split:segments") out.push_back(&c);
-  return out;
-}
-
-std::string failing(const verify::RegionG1& r) {
-  for (const auto& f : r.g1.findings)
-    if (!f.passed) return f.check + ": " + f.message;
-  return "";
+  return of_origin(p, "split:segments");
 }
 
 const char* kSoftmax = "tests/python/data/softmax_rows_50k_small";
@@ -165,7 +145,7 @@ TEST(SegmentSplit, DeclinesManyRowsPersistentKernelsAndShortRowsWithTheReason) {
   EXPECT_NE(declined(many).find("8192 rows already keep 132 SMs busy"), std::string::npos) << declined(many);
   Planned persistent = plan("corpus/softmax_lastdim");
   EXPECT_TRUE(splits(persistent).empty());
-  EXPECT_NE(declined(persistent).find("not a looped reduction"), std::string::npos) << declined(persistent);
+  EXPECT_NE(declined(persistent).find("not a looped kernel"), std::string::npos) << declined(persistent);
 }
 
 TEST(SegmentSplit, G1RejectsAHugeScratchAScratchWrittenElsewhereAndAnyOtherHostEdit) {

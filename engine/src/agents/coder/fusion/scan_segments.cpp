@@ -13,6 +13,7 @@
 #include "agents/coder/config_space.h"
 #include "agents/coder/fusion/declaration.h"
 #include "agents/coder/fusion/pair.h"
+#include "agents/coder/fusion/split_launch.h"
 #include "agents/coder/templates/body.h"
 #include "artifact/pin_config.h"
 
@@ -224,51 +225,33 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> scan_segment_split(const
                                                                            std::string* why) {
   using Out = std::vector<std::pair<std::string, stitch::RegionEdit>>;
   auto no = [&](std::string w) { return *why = std::move(w), Out{}; };
-  const ir::Launch& l = f.launches.at(li);
-  const ir::Kernel& k = art.kernels.at(l.kernel);
-  if (k.kind != "reduction") return no("not a looped scan");
-  if (!k.mutated_args.empty()) return no("it writes an argument in place");
-  std::vector<const ir::KernelParam*> runtime;
-  std::vector<std::string> constexprs;
-  for (const ir::KernelParam& p : k.signature)
-    if (p.is_constexpr) constexprs.push_back(p.name);
-    else runtime.push_back(&p);
-  const bool three_d = constexprs == std::vector<std::string>{"YBLOCK", "XBLOCK", "R0_BLOCK"};
-  const size_t sizes = three_d ? 3 : 2, n = runtime.size();
-  if (n <= sizes || runtime[n - 2]->name != "xnumel" || runtime[n - 1]->name != "r0_numel" ||
-      (three_d && runtime[n - 3]->name != "ynumel") ||
-      (!three_d && constexprs != std::vector<std::string>{"XBLOCK", "R0_BLOCK"}))
-    return no("not (pointers..., [ynumel,] xnumel, r0_numel, [YBLOCK,] XBLOCK, R0_BLOCK)");
+  const ir::Kernel& k0 = art.kernels.at(f.launches.at(li).kernel);
+  const bool three_d = std::any_of(k0.signature.begin(), k0.signature.end(),
+                                   [](const ir::KernelParam& p) { return p.name == "ynumel"; });
   std::string w;
+  auto target = read_split_launch(art, f, li,
+                                  three_d ? std::vector<std::string>{"ynumel", "xnumel", "r0_numel"}
+                                          : std::vector<std::string>{"xnumel", "r0_numel"},
+                                  &w);
+  if (!target) return no(w);
+  const SplitLaunch& T = *target;
+  const ir::Kernel& k = *T.kernel;
+  const ir::Launch& l = *T.launch;
+  if (T.constexprs != (three_d ? std::vector<std::string>{"YBLOCK", "XBLOCK", "R0_BLOCK"}
+                               : std::vector<std::string>{"XBLOCK", "R0_BLOCK"}))
+    return no("not (pointers..., [ynumel,] xnumel, r0_numel, [YBLOCK,] XBLOCK, R0_BLOCK)");
   auto scan = read_scan(k, three_d, &w);
   if (!scan) return no(w);
   const Scan& S = *scan;
-  int64_t sms = 132;
-  std::smatch sm;
-  static const std::regex mpc(R"(multi_processor_count=(\d+))");
-  if (std::regex_search(k.source, sm, mpc)) sms = std::max<int64_t>(1, std::stoll(sm[1]));
+  const int64_t sms = T.sms;
   if (arg_of(l, "r0_numel") != std::to_string(S.length)) return no("the launch's axis length is not the body's");
   if (three_d && arg_of(l, "ynumel") != std::to_string(S.ynumel)) return no("the launch's ynumel is not the body's");
 
-  std::string alloc = f.allocs.empty() ? "empty_strided_cuda" : f.allocs.front().device;
-  std::string scratch = fmt::format("buf_seg{}", li);
-  for (int i = 0; art.module->source().find(scratch) != std::string::npos; ++i)
-    scratch = fmt::format("buf_seg{}_{}", li, i);
-  std::vector<std::string> ptr_args;
-  std::vector<DeclParam> params;
-  for (size_t i = 0; i + sizes < n; ++i) {
-    std::string arg = arg_of(l, runtime[i]->name);
-    if (arg.empty()) return no("a pointer argument not passed by name");
-    ptr_args.push_back(arg);
-    params.push_back({runtime[i]->name, runtime[i]->dtype, divisible(k, runtime[i]->name)});
-  }
   auto all_true = [&](const std::string& m) {
     return std::any_of(S.prologue.begin(), S.prologue.end(),
                        [&](const Line& x) { return starts(x.text, m + " = tl.full("); });
   };
 
-  size_t def = k.source.find("\ndef " + k.entry + "(");
-  std::string prefix = k.source.substr(0, k.source.find('\n', def + 1) + 1);
   const bool row = !three_d && along_memory(S.loop);
   using Shape = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>;  // YBLOCK, XBLOCK, R0_BLOCK, warps, per SM
   std::vector<Shape> shapes = three_d ? std::vector<Shape>{{32, 32, 4, 8, 4}, {32, 32, 4, 8, 8}, {32, 32, 8, 8, 4}}
@@ -311,7 +294,7 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> scan_segment_split(const
     std::vector<stitch::NewLaunch> made;
     for (auto [suffix, body, mutated] : {std::tuple{"_seg_totals", body_a, std::vector<std::string>{"partials"}},
                                          {"_seg_apply", body_b, std::vector<std::string>{}}}) {
-      std::vector<DeclParam> ps = params;
+      std::vector<DeclParam> ps = T.params;
       ps.push_back({"partials", "*fp32", true});
       if (three_d) ps.push_back({"ynumel", "i32", S.ynumel % 16 == 0});
       ps.push_back({"xnumel", "i32", programs % 16 == 0});
@@ -321,25 +304,17 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> scan_segment_split(const
       ps.push_back({"R0_BLOCK", "constexpr", false});
       std::string sizes_args = three_d ? fmt::format("{}, {}, {}", S.ynumel, programs, S.length)
                                        : fmt::format("{}, {}", programs, S.length);
-      std::string launch_args = fmt::format("{}, {}, {}", fmt::join(ptr_args, ", "), scratch, sizes_args);
-      std::string name = k.name + suffix;
-      auto declared = redeclare(prefix + body, k.name, k.entry, name, ps, mutated, &w);
-      if (!declared) return no(w);
-      std::string source;
-      try {
-        source = ir::pin_config(*declared, name, cfg);
-        ir::parse_kernel_source(source, name, name);
-      } catch (const std::exception& ex) {
-        return no(std::string("the split kernel does not parse: ") + ex.what());
-      }
-      made.push_back({name, source, launch_args});
+      std::string args = fmt::format("{}, {}, {}", fmt::join(T.ptr_args, ", "), T.scratch, sizes_args);
+      auto launch = split_kernel(T, suffix, body, ps, mutated, cfg, args, &w);
+      if (!launch) return no(w);
+      made.push_back(std::move(*launch));
     }
     stitch::RegionEdit e;
     e.launches = {li};
     e.before = {made[0]};
     e.kernel = made[1].kernel, e.source = made[1].source, e.args = made[1].args;
     int64_t floats = static_cast<int64_t>(S.carries.size()) * cols * nseg;
-    e.scratch = {{scratch, fmt::format("{} = {}(({}, ), (1, ), torch.float32)", scratch, alloc, floats)}};
+    e.scratch = {{T.scratch, fmt::format("{} = {}(({}, ), (1, ), torch.float32)", T.scratch, T.alloc, floats)}};
     std::string tile = three_d ? fmt::format("tiles of {} x {} columns", yb, xb)
                        : row   ? "a row a program"
                                : fmt::format("tiles of {} adjacent columns", xb);

@@ -12,6 +12,7 @@
 #include "agents/coder/config_space.h"
 #include "agents/coder/fusion/declaration.h"
 #include "agents/coder/fusion/pair.h"
+#include "agents/coder/fusion/split_launch.h"
 #include "agents/coder/templates/body.h"
 #include "artifact/pin_config.h"
 
@@ -285,27 +286,17 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
                                                                       size_t li, std::string* why) {
   using Out = std::vector<std::pair<std::string, stitch::RegionEdit>>;
   auto no = [&](std::string w) { return *why = std::move(w), Out{}; };
-  const ir::Launch& l = f.launches.at(li);
-  const ir::Kernel& k = art.kernels.at(l.kernel);
-  if (k.kind != "reduction") return no("not a looped reduction");
-  if (!k.mutated_args.empty()) return no("it writes an argument in place");
-  std::vector<const ir::KernelParam*> runtime;
-  std::vector<std::string> constexprs;
-  for (const ir::KernelParam& p : k.signature)
-    if (p.is_constexpr) constexprs.push_back(p.name);
-    else runtime.push_back(&p);
-  size_t n = runtime.size();
-  if (n < 3 || runtime[n - 2]->name != "xnumel" || runtime[n - 1]->name != "r0_numel" ||
-      constexprs != std::vector<std::string>{"XBLOCK", "R0_BLOCK"})
-    return no("not (pointers..., xnumel, r0_numel, XBLOCK, R0_BLOCK)");
   std::string w;
+  auto target = read_split_launch(art, f, li, {"xnumel", "r0_numel"}, &w);
+  if (!target) return no(w);
+  const SplitLaunch& T = *target;
+  const ir::Kernel& k = *T.kernel;
+  if (T.constexprs != std::vector<std::string>{"XBLOCK", "R0_BLOCK"})
+    return no("not (pointers..., xnumel, r0_numel, XBLOCK, R0_BLOCK)");
   auto loops = read_loops(k, &w);
   if (!loops) return no(w);
   const Loops& L = *loops;
-  int64_t sms = 132;
-  std::smatch sm;
-  static const std::regex mpc(R"(multi_processor_count=(\d+))");
-  if (std::regex_search(k.source, sm, mpc)) sms = std::max<int64_t>(1, std::stoll(sm[1]));
+  const int64_t sms = T.sms;
   if (L.cols < kMinRow) return no(fmt::format("rows of {} elements: too short to split", L.cols));
   // Rows along memory: a program a row, enough of them from 4 a SM. Rows across memory: tiles of 32 or 64
   // adjacent rows, each walking the whole column twice; a few tiles a SM leave it waiting on loads (22760
@@ -316,26 +307,11 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
   if (L.rows >= (rows_along ? 4 : 8 * 32) * sms)
     return no(fmt::format("{} rows already keep {} SMs busy", L.rows, sms));
 
-  // The launch: the original's pointers, the scratch, the programs (rows x segments), the row length.
-  std::string alloc = f.allocs.empty() ? "empty_strided_cuda" : f.allocs.front().device;
-  std::string scratch = fmt::format("buf_seg{}", li);
-  for (int i = 0; art.module->source().find(scratch) != std::string::npos; ++i)
-    scratch = fmt::format("buf_seg{}_{}", li, i);
-  std::vector<std::string> ptr_args;
-  std::vector<DeclParam> params;
-  for (size_t i = 0; i + 2 < n; ++i) {
-    std::string arg = arg_of(l, runtime[i]->name);
-    if (arg.empty()) return no("a pointer argument not passed by name");
-    ptr_args.push_back(arg);
-    params.push_back({runtime[i]->name, runtime[i]->dtype, divisible(k, runtime[i]->name)});
-  }
-  std::string r0_arg = arg_of(l, "r0_numel");
+  std::string r0_arg = arg_of(*T.launch, "r0_numel");
   if (r0_arg != std::to_string(L.cols)) return no("the launch's row length is not the body's");
   size_t ncomp = 0;
   for (const Final& fi : L.finals) ncomp += fi.outputs.size();
 
-  size_t def = k.source.find("\ndef " + k.entry + "(");
-  std::string prefix = k.source.substr(0, k.source.find('\n', def + 1) + 1);
   std::vector<std::pair<std::string, stitch::RegionEdit>> out;
   std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> seen;
   // Inductor writes `xmask` all true where every config it had divides the rows: tiles must divide them too.
@@ -368,29 +344,21 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
     for (auto [suffix, body, mutated, programs, cfg] :
          {std::tuple{"_seg_stats", body_a, std::vector<std::string>{"partials"}, grid, config(st)},
           {"_seg_apply", body_b, std::vector<std::string>{}, apply_grid, config(at)}}) {
-      std::vector<DeclParam> ps = params;
+      std::vector<DeclParam> ps = T.params;
       ps.push_back({"partials", "*fp32", true});
       ps.push_back({"xnumel", "i32", programs % 16 == 0});
       ps.push_back({"r0_numel", "i32", divisible(k, "r0_numel")});
       ps.push_back({"XBLOCK", "constexpr", false});
       ps.push_back({"R0_BLOCK", "constexpr", false});
-      std::string launch_args = fmt::format("{}, {}, {}, {}", fmt::join(ptr_args, ", "), scratch, programs, L.cols);
-      std::string name = k.name + suffix;
-      auto declared = redeclare(prefix + body, k.name, k.entry, name, ps, mutated, &w);
-      if (!declared) return no(w);
-      std::string source;
-      try {
-        source = ir::pin_config(*declared, name, cfg);
-        ir::parse_kernel_source(source, name, name);
-      } catch (const std::exception& ex) {
-        return no(std::string("the split kernel does not parse: ") + ex.what());
-      }
-      made.push_back({name, source, launch_args});
+      std::string args = fmt::format("{}, {}, {}, {}", fmt::join(T.ptr_args, ", "), T.scratch, programs, L.cols);
+      auto launch = split_kernel(T, suffix, body, ps, mutated, cfg, args, &w);
+      if (!launch) return no(w);
+      made.push_back(std::move(*launch));
     }
     e.before = {made[0]};
     e.kernel = made[1].kernel, e.source = made[1].source, e.args = made[1].args;
     int64_t floats = static_cast<int64_t>(ncomp) * L.rows * nseg;
-    e.scratch = {{scratch, fmt::format("{} = {}(({}, ), (1, ), torch.float32)", scratch, alloc, floats)}};
+    e.scratch = {{T.scratch, fmt::format("{} = {}(({}, ), (1, ), torch.float32)", T.scratch, T.alloc, floats)}};
     std::string then = L.loop2.empty() ? "each row's results" : "the row";
     std::string description;
     if (st.xblock == at.xblock && st.r0_block == at.r0_block)

@@ -1,0 +1,44 @@
+// What the two segment splits (split.h for reductions, scan_segments.h for scans) share: reading the
+// launch they replace (its pointer arguments, the device's SM count, a free scratch name) and writing
+// each new kernel (the original's source with its def renamed and re-declared, the config pinned).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/coder/fusion/declaration.h"
+#include "artifact/ir.h"
+#include "stitch/region.h"
+
+namespace kopt::agents::fusion {
+
+struct SplitLaunch {
+  const ir::Launch* launch = nullptr;
+  const ir::Kernel* kernel = nullptr;
+  std::vector<std::string> constexprs;        // the signature's constexpr names, in order
+  std::vector<std::string> sizes;             // its trailing runtime parameters after the pointers (xnumel, ...)
+  std::vector<std::string> ptr_args;          // the launch's pointer arguments, in order
+  std::vector<DeclParam> params;              // the pointers as the new kernels declare them
+  int64_t sms = 132;                          // the kernel's DeviceProperties' SM count
+  std::string scratch;                        // a name the module does not use yet (buf_segN)
+  std::string alloc;                          // the module's allocation function (empty_strided_cuda)
+};
+
+// Launch `li` of `f` read for a split: a looped ("reduction") kernel that writes no argument in place, whose
+// runtime parameters are pointers followed by the size parameters whose names `sizes` lists. Nothing, with
+// the reason, otherwise.
+std::optional<SplitLaunch> read_split_launch(const ir::Artifact& a, const ir::Function& f, size_t li,
+                                             const std::vector<std::string>& sizes, std::string* why);
+
+// A new launch of the split: kernel `<original>` + `suffix` from `body` (the def line's body, in the
+// original's form), declared with `params`, `mutated` and `config` pinned, launched with `args`. Nothing,
+// with the reason, when it cannot be declared or does not parse.
+std::optional<stitch::NewLaunch> split_kernel(const SplitLaunch& s, const std::string& suffix, const std::string& body,
+                                              const std::vector<DeclParam>& params,
+                                              const std::vector<std::string>& mutated, const nlohmann::json& config,
+                                              const std::string& args, std::string* why);
+
+}  // namespace kopt::agents::fusion
