@@ -168,6 +168,8 @@ TEST(CascadeWorker, CompilesFindingAndEndToEndGate) {
   EXPECT_EQ(same.evidence["correctness"]["rule"], "within tolerance of the baseline");
   EXPECT_LE(same.evidence["correctness"]["vs_baseline_max_rel"].get<double>(), 1e-4);
   EXPECT_EQ(same.evidence["correctness"]["baseline_self_max_rel"].get<double>(), 0.0);  // the CPU run repeats exactly
+  // Within tolerance: the model was not run in float64 (verify::model_run); the wrong kernel below was.
+  EXPECT_FALSE(same.evidence["correctness"].contains("candidate_vs_fp64_max_rel")) << same.evidence.dump(2);
   EXPECT_FALSE(same.evidence.contains("optimized"));
 
   // A stitched kernel that computes exp(1.5 x): wrong against the baseline and against float64.
@@ -235,6 +237,7 @@ TEST(CascadeWorker, RoundingOnlyDifferencesPassG2OnConditionOfTheFloat64Rule) {
   EXPECT_EQ(same.status, verify::GateStatus::not_measured) << same.evidence.dump(2);
   EXPECT_NE(same.evidence["correctness"]["rule"].get<std::string>().find("float64 rule (required"),
             std::string::npos);
+  EXPECT_TRUE(same.evidence["correctness"].contains("candidate_vs_fp64_max_rel"));  // run in float64 from the start
 }
 
 namespace {

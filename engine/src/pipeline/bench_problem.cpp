@@ -273,12 +273,9 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
   auto t_check = std::chrono::steady_clock::now();
   // 3. Correct? The final model against torch.compile's (G3's rule, docs/gates.md) and against eager.
   verify::CascadeOptions co;
-  worker::RunModuleRequest check{.bundle = bundle, .sources = sources, .tolerances = co.tol.to_json()};
-  worker::RunModuleReply rm = worker::run_module(sup, check, timeout);
-  if (!verify::failed_reply(rm) && !rm.within_tolerance()) {
-    check.fp64 = true;
-    rm = worker::run_module(sup, check, timeout);
-  }
+  co.timeout = timeout;
+  worker::RunModuleReply rm =
+      verify::model_run(sup, {.bundle = bundle, .sources = sources, .tolerances = co.tol.to_json()}, co, false);
   if (verify::failed_reply(rm))
     return opt_error.empty() ? fail("the result did not run: " + reply_reason(rm.raw), rm.raw) : fail(opt_error);
   // Within tolerance of torch.compile's output, or else (the fp64 reply) no less accurate than it.

@@ -173,8 +173,8 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
 GateRecord g3(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const ir::Kernel& k,
               const std::string& source, const CascadeOptions& o, bool fp64_only) {
   std::string stitched = stitch::stitch(*b.graphs.at(graph), {{k.name, source, "candidate"}}, o.pins);
-  worker::RunModuleReply r = worker::run_module(
-      sup, {.bundle = b.dir, .source = stitched, .graph = graph, .fp64 = true, .tolerances = o.tol.to_json()}, o.timeout);
+  worker::RunModuleReply r = model_run(
+      sup, {.bundle = b.dir, .source = stitched, .graph = graph, .tolerances = o.tol.to_json()}, o, fp64_only);
   if (failed_reply(r)) return {"G3", GateStatus::failed, reply_evidence(r)};
   Verdict v = model_verdict(r, o, fp64_only);
   return {"G3", v.passed ? GateStatus::passed : GateStatus::failed, v.evidence};

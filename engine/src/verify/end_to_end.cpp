@@ -18,8 +18,8 @@ GateRecord end_to_end(worker::Supervisor& sup, const ir::Bundle& b, const std::v
   if (failed_reply(loaded)) return {"E2E", GateStatus::failed, {{"correctness", reply_evidence(loaded)},
                                                       {"reason", "the baseline did not load"}}};
 
-  worker::RunModuleReply r = worker::run_module(
-      sup, {.bundle = b.dir, .sources = stitched_sources, .fp64 = true, .tolerances = o.tol.to_json()}, o.timeout);
+  worker::RunModuleReply r =
+      model_run(sup, {.bundle = b.dir, .sources = stitched_sources, .tolerances = o.tol.to_json()}, o, o.fp64_rule_only);
   if (failed_reply(r))
     return {"E2E", GateStatus::failed, {{"correctness", reply_evidence(r)}, {"reason", "the stitched model did not run"}}};
   Verdict correct = model_verdict(r, o, o.fp64_rule_only);

@@ -229,11 +229,11 @@ RegionCascadeResult run_region_cascade(worker::Supervisor& sup, const ir::Bundle
   // G3 and G4 on the candidate module with the kept kernels pinned to the baseline's configs.
   std::string pinned = stitch::stitch(a, {}, o.pins, {*out.edit});
   if (stop_after([&] {
-        worker::RunModuleReply r = worker::run_module(
-            sup, {.bundle = b.dir, .source = pinned, .graph = graph, .fp64 = true, .tolerances = o.tol.to_json()},
-            o.timeout);
+        const bool fp64_only = passed_on_rounding(res);
+        worker::RunModuleReply r = model_run(
+            sup, {.bundle = b.dir, .source = pinned, .graph = graph, .tolerances = o.tol.to_json()}, o, fp64_only);
         if (failed_reply(r)) return GateRecord{"G3", GateStatus::failed, reply_evidence(r)};
-        Verdict v = model_verdict(r, o, passed_on_rounding(res));
+        Verdict v = model_verdict(r, o, fp64_only);
         return GateRecord{"G3", v.passed ? GateStatus::passed : GateStatus::failed, v.evidence};
       }))
     return out;

@@ -37,17 +37,31 @@ double rounding_floor(const std::string& dtype) {
   return it == bits.end() ? 0.0 : 2 * std::ldexp(1.0, 1 - it->second);
 }
 
+worker::RunModuleReply model_run(worker::Supervisor& sup, worker::RunModuleRequest req, const CascadeOptions& o,
+                                 bool fp64_only) {
+  if (!fp64_only) {
+    req.fp64 = false;
+    worker::RunModuleReply r = worker::run_module(sup, req, o.timeout);
+    if (failed_reply(r) || r.within_tolerance()) return r;
+  }
+  req.fp64 = true;
+  return worker::run_module(sup, req, o.timeout);
+}
+
 Verdict model_verdict(const worker::RunModuleReply& r, const CascadeOptions& o, bool fp64_only) {
-  KOPT_INTERNAL_ASSERT(r.candidate_vs_fp64.is_object(), "model_verdict: a run_module reply without fp64");
+  const bool within = r.within_tolerance() && !fp64_only;
+  KOPT_INTERNAL_ASSERT(within || r.candidate_vs_fp64.is_object(), "model_verdict: a run_module reply without fp64");
   json ev = {{"vs_baseline_max_rel", worst_rel(r.vs_baseline, "outputs")},
-             {"candidate_vs_fp64_max_rel", worst_rel(r.candidate_vs_fp64, "outputs")},
-             {"baseline_vs_fp64_max_rel", worst_rel(r.baseline_vs_fp64, "outputs")},
              {"fp64_slack", o.fp64_slack}, {"tolerances", o.tol.to_json()}};
+  if (r.candidate_vs_fp64.is_object()) {
+    ev["candidate_vs_fp64_max_rel"] = worst_rel(r.candidate_vs_fp64, "outputs");
+    ev["baseline_vs_fp64_max_rel"] = worst_rel(r.baseline_vs_fp64, "outputs");
+  }
   // The model's own run-to-run spread (the baseline against a second run of itself; zero when it is
   // deterministic): the float64 rule below allows for it.
   double spread = 0.0;
   if (r.baseline_self.is_object()) ev["baseline_self_max_rel"] = spread = worst_rel(r.baseline_self, "outputs");
-  if (r.within_tolerance() && !fp64_only) {
+  if (within) {
     ev["rule"] = "within tolerance of the baseline";
     return {true, ev};
   }

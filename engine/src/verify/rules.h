@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "verify/cascade.h"
+#include "worker/client.h"
 #include "worker/replies.h"
 
 namespace kopt::verify {
@@ -34,7 +35,14 @@ inline constexpr int kRulesRevision = 4;
 // summation orders apart. 0 for a dtype not named (no floor).
 double rounding_floor(const std::string& dtype);
 
-// A run_module reply (with fp64) judged: within tolerance of the baseline, or else no less
+// run_module for G3's rule (G3, a region's G3, the end-to-end gate, the bench's check): first without the
+// float64 model (a run on upcast inputs and comparisons in float64: 67 s of G3 on a 5 GB fp16 RMS norm); within
+// tolerance of the baseline, and the float64 rule not required (`fp64_only`), that answers. Otherwise, or
+// when the float64 rule is required from the start, with it. The verdict is the same as one run with fp64.
+worker::RunModuleReply model_run(worker::Supervisor& sup, worker::RunModuleRequest req, const CascadeOptions& o,
+                                 bool fp64_only);
+
+// A run_module reply judged: within tolerance of the baseline, or else no less
 // accurate than the baseline against float64 (times o.fp64_slack, plus the baseline's own
 // run-to-run spread, or plus the outputs' rounding floor, whichever is largest), NaN/Inf positions
 // matching.
