@@ -225,7 +225,9 @@ std::array<Tile, 3> tiles_for(Walk w) {
     case Walk::across: return {Tile{64, 32, 8}, Tile{32, 64, 8}, Tile{64, 32, 8}};
     case Walk::both: break;
   }
-  return {Tile{32, 64, 8}, Tile{64, 64, 8}, Tile{32, 64, 8}};
+  // Both: a store across memory is whole 32-byte sectors from 16 rows of 2-byte values; a load along it, from
+  // 64 or more values a row.
+  return {Tile{32, 64, 8}, Tile{16, 128, 8}, Tile{64, 64, 8}};
 }
 
 const char* walk_words(Walk w) {
