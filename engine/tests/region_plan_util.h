@@ -39,6 +39,13 @@ inline std::vector<const agents::fusion::RegionCandidate*> of_origin(const Plann
   return out;
 }
 
+// Every decline of the plan, a line each.
+inline std::string declined(const Planned& p) {
+  std::string out;
+  for (const std::string& d : p.plan.declined) out += d + "\n";
+  return out;
+}
+
 inline std::string failing(const verify::RegionG1& r) {
   for (const auto& f : r.g1.findings)
     if (!f.passed) return f.check + ": " + f.message;

@@ -23,6 +23,8 @@ namespace fs = std::filesystem;
 namespace {
 
 using kopt::testing::cpu_worker;
+using kopt::testing::declined;
+using kopt::testing::edited_copy;
 using kopt::testing::failing;
 using kopt::testing::of_origin;
 using kopt::testing::plan;
@@ -37,23 +39,7 @@ std::vector<const agents::fusion::RegionCandidate*> splits(const Planned& p) {
   return of_origin(p, "split:scan_segments");
 }
 
-std::string declined(const Planned& p) {
-  std::string out;
-  for (const std::string& d : p.plan.declined) out += d + "\n";
-  return out;
-}
-
-// A copy of fixture `dir` with each `from` made its `to` in its module.
 using Edits = std::vector<std::pair<std::string, std::string>>;
-fs::path edited(const char* dir, const std::string& name, const Edits& edits) {
-  fs::path out = fs::temp_directory_path() / name;
-  fs::remove_all(out);
-  fs::copy(fs::path(KOPT_SOURCE_DIR) / dir, out, fs::copy_options::recursive);
-  std::string text = kopt::testing::read((out / "module_0.py").string());
-  for (const auto& [from, to] : edits) text = replaced(text, from, to);
-  std::ofstream(out / "module_0.py") << text;
-  return out;
-}
 
 }  // namespace
 
@@ -129,17 +115,18 @@ TEST(ScanSegments, DeclinesWithTheReason) {
     return declined(p);
   };
   // A carry updated otherwise than Inductor's `tl.where(roffset > 0, folded, total)`.
-  EXPECT_NE(why(edited(kOuter3d, "kopt_scan_fold", {{"tmp3 = tl.where(roffset > 0, tmp6, tmp5)", "tmp3 = tmp6"}}))
+  Edits fold = {{"tmp3 = tl.where(roffset > 0, tmp6, tmp5)", "tmp3 = tmp6"}};
+  EXPECT_NE(why(edited_copy(kOuter3d, "kopt_scan_fold", fold))
                 .find("a carry not updated as `tl.where(roffset > 0, folded, block total)`"),
             std::string::npos);
   // An axis of 30 steps: blocks of 4 at least 4 a segment make one segment.
   Edits short_axis = {{"r0_numel = 300", "r0_numel = 30"}, {"43, 300, stream", "43, 30, stream"}};
-  EXPECT_NE(why(edited(kOuter3d, "kopt_scan_short", short_axis))
+  EXPECT_NE(why(edited_copy(kOuter3d, "kopt_scan_short", short_axis))
                 .find("an axis of 30 too short for two segments"),
             std::string::npos);
   // A carry update that reads a lane of the block, not only its total.
   Edits lane = {{"tmp6 = triton_helpers.minimum(tmp3, tmp5)", "tmp6 = triton_helpers.minimum(tmp3, tmp5 + r0_1)"}};
-  EXPECT_NE(why(edited(kRows, "kopt_scan_lane", lane))
+  EXPECT_NE(why(edited_copy(kRows, "kopt_scan_lane", lane))
                 .find("the carry update reads the block's lanes"),
             std::string::npos);
   // Not a scan at all: the reduction split answers for it.

@@ -26,6 +26,7 @@ namespace fs = std::filesystem;
 namespace {
 
 using kopt::testing::cpu_worker;
+using kopt::testing::declined;
 using kopt::testing::failing;
 using kopt::testing::of_origin;
 using kopt::testing::plan;
@@ -135,11 +136,6 @@ TEST(SegmentSplit, ARowReadAlongMemoryAndWrittenAcrossItIsAppliedInTilesOfRows) 
 }
 
 TEST(SegmentSplit, DeclinesManyRowsPersistentKernelsAndShortRowsWithTheReason) {
-  auto declined = [](const Planned& p) {
-    std::string all;
-    for (const std::string& d : p.plan.declined) all += d + "\n";
-    return all;
-  };
   Planned many = plan("corpus/softmax_large");  // 8192 rows: every SM busy already
   EXPECT_TRUE(splits(many).empty());
   EXPECT_NE(declined(many).find("8192 rows already keep 132 SMs busy"), std::string::npos) << declined(many);
@@ -268,12 +264,9 @@ TEST(SegmentSplit, OnEveryCapturedBundleItProposesOnlyWhatG1Passes) {
 TEST(SegmentSplit, AStoreInductorLeftUnmaskedIsGuardedBySegmentZero) {
   // row_sum_long's first kernel with its row store unmasked (`None`, as Inductor writes it where every config
   // divides the rows): the apply kernel's store takes the segment guard as its mask.
-  fs::path dir = fs::temp_directory_path() / "kopt_split_unmasked";
-  fs::remove_all(dir);
-  fs::copy(fs::path(KOPT_SOURCE_DIR) / "corpus" / "row_sum_long", dir, fs::copy_options::recursive);
-  std::string text = kopt::testing::read((dir / "module_0.py").string());
-  std::ofstream(dir / "module_0.py") << replaced(text, "tl.store(out_ptr0 + (x0), tmp2, xmask)",
-                                                 "tl.store(out_ptr0 + (x0), tmp2, None)");
+  fs::path dir = kopt::testing::edited_copy(
+      "corpus/row_sum_long", "kopt_split_unmasked",
+      {{"tl.store(out_ptr0 + (x0), tmp2, xmask)", "tl.store(out_ptr0 + (x0), tmp2, None)"}});
   Planned p = plan(dir.string());
   auto s = splits(p);
   ASSERT_FALSE(s.empty());

@@ -45,6 +45,20 @@ inline std::string replaced(std::string s, const std::string& from, const std::s
   return s;
 }
 
+// A copy of the bundle at `dir` (relative to the source tree) in the temp directory as `name`, each `from`
+// of its module_0.py made its `to` (the first occurrence; a test failure when one is not there).
+inline std::filesystem::path edited_copy(const std::string& dir, const std::string& name,
+                                         const std::vector<std::pair<std::string, std::string>>& edits) {
+  std::filesystem::path out = std::filesystem::temp_directory_path() / name;
+  std::filesystem::remove_all(out);
+  std::filesystem::copy(std::filesystem::path(KOPT_SOURCE_DIR) / dir, out,
+                        std::filesystem::copy_options::recursive);
+  std::string text = read((out / "module_0.py").string());
+  for (const auto& [from, to] : edits) text = replaced(text, from, to);
+  std::ofstream(out / "module_0.py") << text;
+  return out;
+}
+
 // A launch argument: a scalar.
 inline nlohmann::json value(int64_t v) { return {{"value", v}}; }
 

@@ -47,8 +47,6 @@ std::string span_text(const ir::Artifact& a, const ir::Span& s) {
 
 namespace {
 
-std::string launch_text(const ir::Artifact& a, const ir::Launch& l) { return span_text(a, l.span); }
-
 // The first line where two texts differ, as "line N: expected `...`, found `...`".
 std::string first_difference(const std::string& want, const std::string& got) {
   size_t line = 1, a = 0, b = 0;
@@ -129,10 +127,10 @@ RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, co
   // them in the region.
   std::multiset<std::string> kept;
   for (const ir::Launch& l : cf->launches)
-    if (!std::count(new_launches.begin(), new_launches.end(), &l)) kept.insert(launch_text(*cand, l));
+    if (!std::count(new_launches.begin(), new_launches.end(), &l)) kept.insert(span_text(*cand, l.span));
   stitch::RegionEdit edit;
   for (size_t i = 0; i < f->launches.size(); ++i) {
-    auto it = kept.find(launch_text(original, f->launches[i]));
+    auto it = kept.find(span_text(original, f->launches[i].span));
     if (it != kept.end()) {
       kept.erase(it);
       continue;
@@ -141,7 +139,7 @@ RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, co
       return done(fail("host_code_edit", fmt::format("line {}: the launch `{}` is not part of the region, and the "
                                                      "candidate changes or removes it",
                                                      f->launches[i].span.begin.line,
-                                                     launch_text(original, f->launches[i]))));
+                                                     span_text(original, f->launches[i].span))));
     edit.launches.push_back(i);
   }
   if (edit.launches.empty() || (added.size() == 1 && edit.launches.size() < 2))
@@ -171,7 +169,7 @@ RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, co
       for (const stitch::Scratch& sc : edit.scratch)
         if (storage_of(*cf, text) == sc.name)
           return done(fail("host_code_edit", fmt::format("line {}: `{}` passes the scratch buffer {}; only the new "
-                                                         "launches may", l.span.begin.line, launch_text(*cand, l),
+                                                         "launches may", l.span.begin.line, span_text(*cand, l.span),
                                                          sc.name)));
   }
   // Internal buffers whose allocation is gone.
@@ -185,7 +183,7 @@ RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, co
       if (std::count(edit.internal.begin(), edit.internal.end(), storage_of(*cf, text)))
         return done(fail("host_code_edit",
                          fmt::format("line {}: `{}` passes {}, whose allocation the candidate removes",
-                                     l.span.begin.line, launch_text(*cand, l), text)));
+                                     l.span.begin.line, span_text(*cand, l.span), text)));
   for (const ir::Launch* l : new_launches) {
     const ir::Kernel& k = cand->kernels[l->kernel];
     std::vector<std::string> args;

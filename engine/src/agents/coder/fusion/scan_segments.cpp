@@ -1,7 +1,6 @@
 #include "agents/coder/fusion/scan_segments.h"
 
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <regex>
 #include <set>
@@ -30,7 +29,6 @@ constexpr int64_t kMinBlocksPerSegment = 4;
 
 struct Carry {
   std::string name;
-  size_t init = 0;    // its initialization, in the prologue
   std::string total;  // the block total it takes at the axis' first block
 };
 
@@ -53,14 +51,12 @@ std::string first_block_test(const std::string& text, const std::string& cond) {
 
 std::optional<Scan> read_scan(const ir::Kernel& k, bool three_d, std::string* why) {
   auto no = [&](std::string w) -> std::optional<Scan> { return *why = std::move(w), std::nullopt; };
-  size_t def = k.source.find("\ndef " + k.entry + "(");
-  if (def == std::string::npos) return no("no def line");
-  size_t body_at = k.source.find('\n', def + 1);
-  if (body_at == std::string::npos) return no("no body");
+  auto body = entry_body(k, why);
+  if (!body) return std::nullopt;
   static const std::regex header(R"(^for r0_offset in (tl\.)?range\(0, r0_numel, R0_BLOCK\):$)");
   Scan s;
   int stage = 0;  // 0 prologue, 1 loop, 2 after it
-  for (const Line& l : templates::logical_lines(k.source.substr(body_at + 1))) {
+  for (const Line& l : *body) {
     if (l.indent == 4 && stage == 1) stage = 2;
     if (stage == 2) return no("a statement after the scan loop: " + l.text);
     bool compound = starts(l.text, "for ") || starts(l.text, "if ") || starts(l.text, "while ") ||
@@ -81,7 +77,7 @@ std::optional<Scan> read_scan(const ir::Kernel& k, bool three_d, std::string* wh
       yoff(R"(^yoffset = tl\.program_id\(1\)(\.to\(tl\.int64\))? \* YBLOCK$)"),
       init(R"(^(\w+) = tl\.full\(\[(YBLOCK, )?XBLOCK, 1\], .+, tl\.float32\)$)");
   bool has_x = false, has_y = false;
-  std::map<std::string, size_t> inits;
+  std::set<std::string> inits;
   std::set<std::string> prologue_names;
   for (size_t i = 0; i < s.prologue.size(); ++i) {
     const std::string& t = s.prologue[i].text;
@@ -91,7 +87,7 @@ std::optional<Scan> read_scan(const ir::Kernel& k, bool three_d, std::string* wh
     else if (std::regex_match(t, m, rnumel)) s.length = std::stoll(m[1]);
     else if (std::regex_match(t, m, xoff)) has_x = true, s.xoffset = i, s.wide = m[1].matched;
     else if (std::regex_match(t, m, yoff)) has_y = true;
-    else if (std::regex_match(t, m, init) && m[2].matched == three_d) inits[m[1]] = i;
+    else if (std::regex_match(t, m, init) && m[2].matched == three_d) inits.insert(m[1]);
     else if (t.find("tl.program_id") != std::string::npos) return no("a program id used beyond the tile offsets");
     for (const std::string& n : templates::assigned_names(t)) prologue_names.insert(n);
   }
@@ -101,7 +97,7 @@ std::optional<Scan> read_scan(const ir::Kernel& k, bool three_d, std::string* wh
     return no("the tile offsets are not Inductor's `xoffset = tl.program_id(0) * XBLOCK`");
 
   bool scans = false, stores = false;
-  std::map<std::string, size_t> totals;  // select_one outputs: a block's last lane
+  std::set<std::string> totals;  // select_one outputs: a block's last lane
   static const std::regex total(R"(^(\w+) = triton_helpers\.select_one\()"),
       fold(R"(^(\w+) = tl\.where\((roffset|r0_offset) > 0, (\w+), (\w+)\)$)");
   for (size_t i = 0; i < s.loop.size(); ++i) {
@@ -111,16 +107,15 @@ std::optional<Scan> read_scan(const ir::Kernel& k, bool three_d, std::string* wh
     scans |= t.find("tl.associative_scan(") != std::string::npos;
     stores |= starts(t, "tl.store(");
     std::smatch m;
-    if (std::regex_search(t, m, total)) totals[m[1]] = i;
+    if (std::regex_search(t, m, total)) totals.insert(m[1]);
     for (const std::string& n : templates::assigned_names(t)) {
       if (!prologue_names.count(n)) continue;
-      auto c = inits.find(n);
-      if (c == inits.end()) return no("the loop reassigns " + n + ", not a carry of the scan");
+      if (!inits.count(n)) return no("the loop reassigns " + n + ", not a carry of the scan");
       if (!std::regex_match(t, m, fold) || !totals.count(m[4]))
         return no("a carry not updated as `tl.where(roffset > 0, folded, block total)`: " + t);
       if (std::any_of(s.carries.begin(), s.carries.end(), [&](const Carry& x) { return x.name == n; }))
         return no("a carry updated twice in the loop: " + n);
-      s.carries.push_back({n, c->second, m[4]});
+      s.carries.push_back({n, m[4]});
       s.update.push_back(i);
     }
   }
@@ -158,21 +153,8 @@ std::optional<Scan> read_scan(const ir::Kernel& k, bool three_d, std::string* wh
   return s;
 }
 
-// Whether the loop's loads walk the axis along memory (`r0_1 + 20000*x0`): programs then take one row
-// and long blocks of it; else tiles of adjacent columns, short blocks down them.
-bool along_memory(const std::vector<Line>& loop) {
-  static const std::regex load(R"(tl\.load\(\w+ \+ \(([^)]*)\))"), unit(R"((^|[ +(])r0_\d+($|[ +)]))");
-  for (const Line& l : loop) {
-    std::smatch m;
-    if (std::regex_search(l.text, m, load)) return std::regex_search(m[1].str(), unit);
-  }
-  return false;
-}
-
-std::string indent(const Line& l) { return std::string(l.indent, ' ') + l.text + "\n"; }
-
 struct Plan {
-  int64_t yblock, xblock, r0_block, warps, nseg, seg;
+  int64_t nseg, seg;
 };
 
 // The two kernels' bodies for `p`; `partials` is the scratch parameter.
@@ -190,7 +172,7 @@ std::pair<std::string, std::string> bodies(const Scan& S, const Plan& p) {
   std::string range = "    for r0_offset in tl.range(sseg * SEG, tl.minimum(sseg * SEG + SEG, r0_numel), R0_BLOCK):\n";
   auto prologue = [&] {
     std::string out = consts;
-    for (size_t i = 0; i < S.prologue.size(); ++i) out += i == S.xoffset ? head : indent(S.prologue[i]);
+    for (size_t i = 0; i < S.prologue.size(); ++i) out += i == S.xoffset ? head : indented(S.prologue[i]);
     return out;
   };
   // Statistics: the loop over the segment without its stores, its first block the segment's first; the
@@ -214,7 +196,7 @@ std::pair<std::string, std::string> bodies(const Scan& S, const Plan& p) {
   for (size_t i : S.update)
     b += "        " + templates::rename_words(first_block_test(S.loop[i].text, "sj > 0"), temps, "_seg") + "\n";
   b += range;
-  for (const Line& l : S.loop) b += indent(l);
+  for (const Line& l : S.loop) b += indented(l);
   return {a, b};
 }
 
@@ -247,12 +229,9 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> scan_segment_split(const
   if (arg_of(l, "r0_numel") != std::to_string(S.length)) return no("the launch's axis length is not the body's");
   if (three_d && arg_of(l, "ynumel") != std::to_string(S.ynumel)) return no("the launch's ynumel is not the body's");
 
-  auto all_true = [&](const std::string& m) {
-    return std::any_of(S.prologue.begin(), S.prologue.end(),
-                       [&](const Line& x) { return starts(x.text, m + " = tl.full("); });
-  };
-
-  const bool row = !three_d && along_memory(S.loop);
+  // Rows along memory (loads and stores): a row a program; otherwise tiles of adjacent columns, whose stores
+  // are coalesced across the tile too.
+  const bool row = !three_d && walk(S.loop) == Walk::along;
   using Shape = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t>;  // YBLOCK, XBLOCK, R0_BLOCK, warps, per SM
   std::vector<Shape> shapes = three_d ? std::vector<Shape>{{32, 32, 4, 8, 4}, {32, 32, 4, 8, 8}, {32, 32, 8, 8, 4}}
                               : row   ? std::vector<Shape>{{1, 1, 1024, 4, 4}, {1, 1, 2048, 8, 4}, {1, 1, 1024, 4, 8}}
@@ -262,7 +241,9 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> scan_segment_split(const
   std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> seen;
   std::string last_why = "no tile shape fits";
   for (auto [yb, xb, r0b, warps, spread] : shapes) {
-    if ((all_true("xmask") && S.xnumel % xb) || (three_d && all_true("ymask") && S.ynumel % yb)) continue;
+    if ((all_true(S.prologue, "xmask") && S.xnumel % xb) ||
+        (three_d && all_true(S.prologue, "ymask") && S.ynumel % yb))
+      continue;
     int64_t xtiles = cdiv(S.xnumel, xb), ytiles = three_d ? cdiv(S.ynumel, yb) : 1, tiles = xtiles * ytiles;
     if (ytiles > 65535) {
       last_why = fmt::format("{} tiles of ynumel exceed the grid's second dimension", ytiles);
@@ -285,8 +266,7 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> scan_segment_split(const
       last_why = "the segments' totals would take more than 256 MiB";
       continue;
     }
-    Plan p{yb, xb, r0b, warps, nseg, seg};
-    auto [body_a, body_b] = bodies(S, p);
+    auto [body_a, body_b] = bodies(S, Plan{nseg, seg});
     nlohmann::json cfg = {{"XBLOCK", xb}, {"R0_BLOCK", r0b}, {"num_warps", warps}, {"num_stages", 1}};
     if (three_d) cfg["YBLOCK"] = yb;
     // The grid's first dimension is cdiv(xnumel, XBLOCK): x tiles x segments; the body keeps its own sizes.

@@ -29,7 +29,6 @@ constexpr int64_t kMaxSegment = 65536;
 constexpr int64_t kMaxSegments = 64;
 
 using Line = templates::LogicalLine;
-using templates::logical_lines;
 using templates::split_args;
 
 // Whether a statement mentions the variable `name` (attributes and string literals are no names).
@@ -73,15 +72,12 @@ struct Loops {
 
 std::optional<Loops> read_loops(const ir::Kernel& k, std::string* why) {
   auto no = [&](std::string w) -> std::optional<Loops> { return *why = std::move(w), std::nullopt; };
-  size_t def = k.source.find("\ndef " + k.entry + "(");
-  if (def == std::string::npos) return no("no def line");
-  size_t body_at = k.source.find('\n', def + 1);
-  if (body_at == std::string::npos) return no("no body");
-  std::vector<Line> lines = logical_lines(k.source.substr(body_at + 1));
+  auto lines = entry_body(k, why);
+  if (!lines) return std::nullopt;
   static const std::regex header(R"(^for r0_offset in (tl\.)?range\(0, r0_numel, R0_BLOCK\):$)");
   Loops out;
   int stage = 0;  // 0 prologue, 1 loop1, 2 mid, 3 loop2, 4 tail
-  for (const Line& l : lines) {
+  for (const Line& l : *lines) {
     if (l.indent == 4 && (stage == 1 || stage == 3)) ++stage;
     if (l.indent == 4 && std::regex_match(l.text, header)) {
       if (stage != 0 && stage != 2) return no("more than two loops over the row");
@@ -192,26 +188,6 @@ struct Plan {
   int64_t nseg, seg;
 };
 
-// How a loop's loads and stores walk the row: along memory (`r0_1 + 50304*x0`: a row a program, long
-// blocks of it), across it (`x0 + 512*r0_1`: a reduction over an outer axis, adjacent rows adjacent in
-// memory: tiles of several rows, each access coalesced across them), or both (a row read along memory and
-// written across it, a softmax into a transposed output: tiles of rows and blocks both long enough for
-// either access; a row a program wrote 2 of every 32 bytes it stored, 3.4x slower than Inductor's kernel).
-enum class Walk { along, across, both };
-
-Walk walk(const std::vector<Line>& loop) {
-  static const std::regex access(R"(tl\.(load|store)\(\w+ \+ \(([^)]*)\))"), strided(R"(\d+\*r0_\d+)"),
-      unit(R"((^|[ +(])r0_\d+($|[ +)]))");
-  bool along = false, across = false;
-  for (const Line& l : loop)
-    for (std::sregex_iterator it(l.text.begin(), l.text.end(), access), end; it != end; ++it) {
-      std::string index = (*it)[2];
-      if (std::regex_search(index, unit)) along = true;
-      else if (std::regex_search(index, strided)) across = true;
-    }
-  return along && across ? Walk::both : across ? Walk::across : Walk::along;
-}
-
 // A launch's tile: XBLOCK rows, R0_BLOCK elements of each a step.
 struct Tile {
   int64_t xblock, r0_block, warps;
@@ -234,8 +210,6 @@ const char* walk_words(Walk w) {
   return w == Walk::along ? "along memory" : w == Walk::across ? "across memory" : "read along and written across";
 }
 
-std::string indent(const Line& l) { return std::string(l.indent, ' ') + l.text + "\n"; }
-
 // The two kernels' bodies for `p`; `partials` is the scratch parameter.
 std::pair<std::string, std::string> bodies(const Loops& L, const Plan& p) {
   int64_t rn = L.rows * p.nseg;
@@ -250,12 +224,12 @@ std::pair<std::string, std::string> bodies(const Loops& L, const Plan& p) {
   std::string range = "    for r0_offset in tl.range(sseg * SEG, tl.minimum(sseg * SEG + SEG, r0_numel), R0_BLOCK):\n";
   // Statistics: the prologue, the first loop over the segment, the final reductions, the partials stored.
   std::string a = consts;
-  for (size_t i = 0; i < L.prologue.size(); ++i) a += i == L.xoffset ? head : indent(L.prologue[i]);
+  for (size_t i = 0; i < L.prologue.size(); ++i) a += i == L.xoffset ? head : indented(L.prologue[i]);
   a += range;
-  for (const Line& l : L.loop1) a += indent(l);
+  for (const Line& l : L.loop1) a += indented(l);
   size_t c = 0;
   for (const Final& f : L.finals) {
-    a += indent(L.mid[f.line]);
+    a += indented(L.mid[f.line]);
     for (const std::string& o : f.outputs)
       a += fmt::format("    tl.store(partials + ({} + xindex * NSEG + sseg), {}, xmask)\n", c++ * rn,
                        f.two_d ? o : o + "[:, None]");
@@ -266,18 +240,18 @@ std::pair<std::string, std::string> bodies(const Loops& L, const Plan& p) {
   for (size_t i = 0; i < L.prologue.size(); ++i) {
     auto acc = std::find_if(L.accs.begin(), L.accs.end(), [&](const Accumulator& x) { return x.line == i; });
     if (i == L.xoffset) b += apply_head + "    sidx = tl.arange(0, SB)[None, :]\n";
-    else if (acc == L.accs.end()) b += indent(L.prologue[i]);
+    else if (acc == L.accs.end()) b += indented(L.prologue[i]);
     else
       b += fmt::format("    {} = tl.load(partials + ({} + xindex * NSEG + sidx), xmask & (sidx < NSEG), other={})\n",
                        acc->name, acc->component * rn, acc->neutral);
   }
   auto once = [](const Line& l) {
-    if (l.text.rfind("tl.store(", 0) != 0) return indent(l);
+    if (l.text.rfind("tl.store(", 0) != 0) return indented(l);
     return std::string(l.indent, ' ') + guarded_store(l.text, "sseg == 0") + "\n";
   };
   for (const Line& l : L.mid) b += once(l);
   if (!L.loop2.empty()) b += range;
-  for (const Line& l : L.loop2) b += indent(l);
+  for (const Line& l : L.loop2) b += indented(l);
   for (const Line& l : L.tail) b += once(l);
   return {a, b};
 }
@@ -316,9 +290,7 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
 
   std::vector<std::pair<std::string, stitch::RegionEdit>> out;
   std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> seen;
-  // Inductor writes `xmask` all true where every config it had divides the rows: tiles must divide them too.
-  const bool all_true = std::any_of(L.prologue.begin(), L.prologue.end(),
-                                    [](const Line& x) { return x.text.rfind("xmask = tl.full(", 0) == 0; });
+  const bool rows_all_true = all_true(L.prologue, "xmask");  // tiles must divide the rows then
   for (size_t v = 0; v < 3; ++v) {
     const Tile st = tiles_for(stats_walk)[v], at = L.loop2.empty() ? st : tiles_for(apply_walk)[v];
     const int64_t spread = kSpread[v];
@@ -329,7 +301,7 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
     const int64_t step = std::max(st.r0_block, at.r0_block);  // powers of two: a segment is whole blocks of both
     int64_t seg = cdiv(cdiv(L.cols, nseg), step) * step;
     nseg = cdiv(L.cols, seg);
-    if ((all_true && (L.rows % st.xblock || L.rows % at.xblock)) || nseg < 2 ||
+    if ((rows_all_true && (L.rows % st.xblock || L.rows % at.xblock)) || nseg < 2 ||
         !seen.insert({st.xblock, at.xblock, at.r0_block, nseg}).second)
       continue;
     auto [body_a, body_b] = bodies(L, Plan{nseg, seg});

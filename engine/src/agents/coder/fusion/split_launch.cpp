@@ -11,6 +11,34 @@
 
 namespace kopt::agents::fusion {
 
+std::optional<std::vector<templates::LogicalLine>> entry_body(const ir::Kernel& k, std::string* why) {
+  size_t def = k.source.find("\ndef " + k.entry + "(");
+  if (def == std::string::npos) return *why = "no def line", std::nullopt;
+  size_t body_at = k.source.find('\n', def + 1);
+  if (body_at == std::string::npos) return *why = "no body", std::nullopt;
+  return templates::logical_lines(k.source.substr(body_at + 1));
+}
+
+std::string indented(const templates::LogicalLine& l) { return std::string(l.indent, ' ') + l.text + "\n"; }
+
+bool all_true(const std::vector<templates::LogicalLine>& lines, const std::string& mask) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const templates::LogicalLine& l) { return l.text.rfind(mask + " = tl.full(", 0) == 0; });
+}
+
+Walk walk(const std::vector<templates::LogicalLine>& loop) {
+  static const std::regex access(R"(tl\.(load|store)\(\w+ \+ \(([^)]*)\))"), strided(R"(\d+\*r0_\d+)"),
+      unit(R"((^|[ +(])r0_\d+($|[ +)]))");
+  bool along = false, across = false;
+  for (const templates::LogicalLine& l : loop)
+    for (std::sregex_iterator it(l.text.begin(), l.text.end(), access), end; it != end; ++it) {
+      std::string index = (*it)[2];
+      if (std::regex_search(index, unit)) along = true;
+      else if (std::regex_search(index, strided)) across = true;
+    }
+  return along && across ? Walk::both : across ? Walk::across : Walk::along;
+}
+
 std::optional<SplitLaunch> read_split_launch(const ir::Artifact& a, const ir::Function& f, size_t li,
                                              const std::vector<std::string>& sizes, std::string* why) {
   auto no = [&](std::string w) -> std::optional<SplitLaunch> { return *why = std::move(w), std::nullopt; };

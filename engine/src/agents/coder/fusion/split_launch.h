@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/coder/fusion/declaration.h"
+#include "agents/coder/templates/body.h"
 #include "artifact/ir.h"
 #include "stitch/region.h"
 
@@ -26,6 +27,24 @@ struct SplitLaunch {
   std::string scratch;                        // a name the module does not use yet (buf_segN)
   std::string alloc;                          // the module's allocation function (empty_strided_cuda)
 };
+
+// The logical lines of a kernel's entry body (templates::logical_lines), or nothing with the reason.
+std::optional<std::vector<templates::LogicalLine>> entry_body(const ir::Kernel& k, std::string* why);
+
+// `l` as a line of source again, indented as it was.
+std::string indented(const templates::LogicalLine& l);
+
+// Whether `lines` set `mask` all true (`xmask = tl.full(...)`): Inductor writes it so where every config it
+// had divides the extent, so the split's tiles must divide it too.
+bool all_true(const std::vector<templates::LogicalLine>& lines, const std::string& mask);
+
+// How a loop's loads and stores walk the reduced (or scanned) index: along memory (`r0_1 + 50304*x0`: a row
+// a program, long blocks of it), across it (`x0 + 512*r0_1`: adjacent rows adjacent in memory: tiles of
+// several rows, each access coalesced across them), or both (a row read along memory and written across it,
+// a softmax into a transposed output: tiles of rows and blocks both long enough for either access; a row a
+// program wrote 2 of every 32 bytes it stored, 3.4x slower than Inductor's kernel).
+enum class Walk { along, across, both };
+Walk walk(const std::vector<templates::LogicalLine>& loop);
 
 // Launch `li` of `f` read for a split: a looped ("reduction") kernel that writes no argument in place, whose
 // runtime parameters are pointers followed by the size parameters whose names `sizes` lists. Nothing, with
