@@ -11,6 +11,7 @@
 
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 
@@ -423,3 +424,67 @@ def test_comparisons_and_statistics_never_write_the_tensors_they_read(monkeypatc
     launches._mean_std(want.view(-1), torch.float64)
     launches._finite_range(want.view(-1))
     assert torch.equal(want.nan_to_num(), w0.nan_to_num()) and bool(want[3, 3].isnan())
+
+
+def test_a_step_that_passes_the_target_after_every_spill_does_not_fit(monkeypatch):
+    # What no spill frees (the request's own tensors, objects too small to move) plus the step's need
+    # is held against the soft target: the eager model of a half-precision norm (float32 temporaries
+    # of 3.5x torch.compile's peak) goes to the host instead of emptying the device for nothing.
+    class Held(memory.Spillable):
+        def __init__(self, n):
+            self.n = n
+            super().__init__()
+
+        def device_bytes(self):
+            return self.n
+
+    monkeypatch.setattr(memory, "on_gpu", lambda: True)
+    monkeypatch.setattr(memory, "in_use", lambda: 10 << 30)
+    monkeypatch.setattr(memory, "target", lambda: 24 << 30)
+    monkeypatch.setattr(memory, "budget", lambda: 130 << 30)
+    held = [Held(5 << 30), Held(32 << 20)]  # the second is below SPILL_MIN_BYTES: it stays
+    assert memory.unmovable_bytes() == (5 << 30)
+    assert memory.fits_after_spill(19 << 30) and not memory.fits_after_spill((19 << 30) + 1)
+    monkeypatch.setattr(memory, "budget", lambda: 20 << 30)  # the budget bounds it too
+    assert not memory.fits_after_spill(16 << 30)
+    del held
+
+
+def test_the_eager_need_reads_captures_measure_until_a_run_measured_it():
+    from kernelopt.worker.bundle_state import BundleState, eager_need
+
+    meta = {"inputs": [{"shape": [1000, 250], "dtype": "float16"}],  # 500 kB
+            "outputs": [{"shape": [1000, 250], "dtype": "float16"}]}
+    state = BundleState(pathlib.Path("."), meta, "cuda", [], [])
+    assert eager_need(state) == 1_000_000  # nothing known: its inputs and outputs
+    meta["eager_call_bytes"] = 3_500_000  # float32 temporaries and the output, above the inputs
+    assert eager_need(state) == 4_000_000
+    state.run_needs[("eager", None)] = 2_600_000  # measured here: that, at least the inputs and outputs
+    assert eager_need(state) == 2_600_000
+
+
+def test_an_eager_run_past_the_target_runs_on_the_host_and_is_not_timed(monkeypatch):
+    # The plan's decision forced (CPU mode has no target): the eager reference is made on host copies
+    # of the model and inputs, kept (never made again), the baseline still compared with it; the
+    # bench's side-by-side timing leaves eager out and says why.
+    from kernelopt.worker import bundle_state
+    from kernelopt.worker.ops import bench_ops, bundle_ops
+
+    monkeypatch.setenv("KERNELOPT_DEVICE", "cpu")
+    monkeypatch.setattr(bundle_state, "eager_on_device", lambda state: False)
+    monkeypatch.setattr(bench_ops, "eager_on_device", lambda state: False)
+    bundle = str(CORPUS / "gelu_scale")
+    try:
+        r = bundle_ops.run_baseline({"bundle": bundle})
+        assert r["match"] and r["eager_device"] == "host", r
+        state = bundle_state.get_bundle({"bundle": bundle})
+        assert not state.references["eager"].recomputable()
+        monkeypatch.setattr(bench_ops.timing, "time_interleaved",
+                            lambda fns, reps, prepare: [{"median_ms": 1.0 + i} for i in range(len(fns))])
+        monkeypatch.setattr(bench_ops.torch.cuda, "synchronize", lambda: None)
+        monkeypatch.setattr(bench_ops, "_kernel_times", lambda fn, prep, reps, names: {"triton_names": sorted(names)})
+        t = bench_ops.side_by_side(state, {"reps": 1})
+        assert "device_ms" not in t["eager"] and "above what the memory plan" in t["eager"]["not_timed"], t
+        assert t["compiled"]["device_ms"] == 1.0 and t["compiled"]["triton_names"], t
+    finally:
+        bench_ops.forget_bundles({})

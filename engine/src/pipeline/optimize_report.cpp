@@ -257,7 +257,9 @@ json build_report(const ReportInputs& in) {
           {"stages", in.stages},
           {"ceilings", ceilings},
           // null: the baseline did not run (the budget, an interrupt)
-          {"baseline_vs_eager", in.baseline.is_object() ? json{{"match", in.baseline.value("match", false)}} : json(nullptr)},
+          {"baseline_vs_eager", in.baseline.is_object() ? json{{"match", in.baseline.value("match", false)},
+                                                              {"eager_device", in.baseline.value("eager_device", json())}}
+                                                       : json(nullptr)},
           {"module", module},
           {"memory", in.memory.is_object() ? in.memory : worker::memory_summary({}, std::nullopt)},
           {"note", headline_note},

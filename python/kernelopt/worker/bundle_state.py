@@ -47,6 +47,8 @@ class BundleState:
     # What a run of each kind ("eager"/"model", dtype) took above what was in use, as measured the
     # last time one ran (memory.measured_peak): the next one reserves at least that.
     run_needs: dict = field(default_factory=dict)
+    # Where the eager model last ran: "device", or "host" when its run would pass the soft target.
+    eager_device: str | None = None
 
     def launch(self, graph: int, kernel: str, index: int) -> LaunchRecord:
         for rec in self.launches:
@@ -205,6 +207,8 @@ def problem_of(state: BundleState, dtype: torch.dtype | None = None,
     # Room for the run's inputs and outputs first, for every caller (the baseline's runs, the eager
     # model, the profile's direct call): held state moves off the device before the run, not after.
     need = max(run_bytes(state.meta, dtype), state.run_needs.get((kind, dtype), 0))
+    if kind == "eager" and dtype is None:
+        need = max(need, eager_need(state))
     memory.reserve(need, "a model run")
     problem = _built(state, dtype)
     # Copied to the device from wherever they are (a plan that moved them to the host keeps them
@@ -265,13 +269,21 @@ def reference(state: BundleState, which: str):
     G3 and the end-to-end gate compare every candidate with the same three, and each used to
     cost a model run (and the baseline a Dynamo trace) per candidate. Large outputs are kept on
     the host (docs/memory.md): they are only ever compared, in slices."""
-    if which not in state.references:
-        run = {"baseline": lambda: run_model(state), "eager": lambda: eager_model(state),
-               "fp64": lambda: _fp64_reference(state)}[which]
-        # The eager model's output is made again rather than copied to the host (one eager run, no
-        # trace: milliseconds on the GPU). The baseline's would need Dynamo to trace again whenever
-        # a candidate's modules ran last, the float64 one may run on the host: those are spilled.
-        state.references[which] = _kept(run(), run if which == "eager" else None)
+    if which == "eager" and which not in state.references:
+        # Made again rather than copied to the host when it ran on the device (one eager run, no
+        # trace: milliseconds on the GPU); kept where it is when it ran on the host (seconds), or when
+        # its measured run showed the device cannot run it again under the soft target.
+        if eager_on_device(state):
+            held = state.references[which] = _kept(eager_model(state), lambda: eager_model(state))
+            if not eager_on_device(state):  # its measured run passed the target: not run there again
+                held.not_remade()
+        else:
+            state.references[which] = _kept(host_eager(state))
+    elif which not in state.references:
+        # The baseline's would need Dynamo to trace again whenever a candidate's modules ran last,
+        # the float64 one may run on the host: those are spilled, not made again.
+        run = {"baseline": lambda: run_model(state), "fp64": lambda: _fp64_reference(state)}[which]
+        state.references[which] = _kept(run())
     # Callers drop it before their next allocation: a spill of a reference someone still holds
     # would free nothing on the device.
     return state.references[which].get()
@@ -328,7 +340,7 @@ def _fp64_need(state: BundleState) -> int:
     exponentials, grow with the dtype too). It runs once per bundle, so its own run is never measured
     before the reserve that decides where it runs."""
     up, own = run_bytes(state.meta, torch.float64), run_bytes(state.meta)
-    eager = state.run_needs.get(("eager", None), 0)
+    eager = eager_need(state)
     return max(up, int(eager * up / own) if own else 0)
 
 
@@ -385,13 +397,53 @@ def eager_model(state: BundleState, dtype: torch.dtype | None = None):
         with torch.no_grad():
             ref = model.float64_forward(*up)
             return ref if ref is not None else model(*inputs)
+    if dtype is None:
+        state.eager_device = "device"
     with memory.measured_peak(state.run_needs, ("eager", dtype)):
         model, inputs = problem_of(state, dtype, "eager")
         with torch.no_grad(), float64_everywhere() if dtype == torch.float64 else contextlib.nullcontext():
             return model(*inputs)
 
 
-def run_bytes(meta: dict, upcast: torch.dtype | None = None) -> int:
+def eager_need(state: BundleState) -> int:
+    """What one eager run takes on the device above what was in use: as last measured here, else
+    capture's measure of the eager call (meta.json `eager_call_bytes`: its own allocations, above
+    its inputs) plus the run's copy of the inputs; at least its inputs and outputs."""
+    own = run_bytes(state.meta)
+    measured = state.run_needs.get(("eager", None))
+    if measured:
+        return max(own, measured)
+    call = state.meta.get("eager_call_bytes")
+    if isinstance(call, int) and not isinstance(call, bool) and call >= 0:
+        return max(own, run_bytes(state.meta, inputs_only=True) + call)
+    return own
+
+
+def eager_on_device(state: BundleState) -> bool:
+    """Whether the eager model runs on the device: unless its run would pass the soft target even
+    with every held object moved off (docs/memory.md). An eager norm of a half-precision input
+    upcasts it whole, twice: 3.5x torch.compile's peak, which the plan can only avoid by running it
+    elsewhere. Unknown needs (no capture measure, no run yet) count as its inputs and outputs."""
+    return state.device != "cuda" or memory.fits_after_spill(eager_need(state))
+
+
+def host_eager(state: BundleState):
+    """The eager model's output, run on the host on host copies of the model and the inputs: only
+    time is spent (seconds for GBs), and the device holds nothing of it. Its output stays there."""
+    base = _built(state, None)
+    base.touch()
+    _restore_buffers(base.model, base.snapshot)  # the copy starts from the buffers as built
+    try:
+        model = copy.deepcopy(base.model).to("cpu")
+    except Exception:  # noqa: BLE001 - a model that cannot be copied is built again
+        model = rebuild_problem(state.dir, "cpu")[0]
+    inputs = memory.moved(list(base.values()), torch.device("cpu"))
+    state.eager_device = "host"
+    with torch.no_grad():
+        return model(*inputs)
+
+
+def run_bytes(meta: dict, upcast: torch.dtype | None = None, inputs_only: bool = False) -> int:
     """Bytes of the model's inputs and outputs as meta.json records them (`upcast`: floating ones
     at that dtype's size, as the float64 reference holds them)."""
     import math
@@ -402,8 +454,8 @@ def run_bytes(meta: dict, upcast: torch.dtype | None = None) -> int:
             return 1
         return (upcast if upcast is not None and dtype.is_floating_point else dtype).itemsize
 
-    return sum(math.prod(d["shape"]) * size(d.get("dtype", ""))
-               for d in meta.get("inputs", []) + meta.get("outputs", []) if "shape" in d)
+    described = meta.get("inputs", []) + ([] if inputs_only else meta.get("outputs", []))
+    return sum(math.prod(d["shape"]) * size(d.get("dtype", "")) for d in described if "shape" in d)
 
 
 # Compiled candidates, least recently used first: the cascade runs one on many input sets. They hold

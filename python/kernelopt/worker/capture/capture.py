@@ -279,11 +279,10 @@ def capture(
                 "rerun with TORCH_LOGS=graph_breaks,recompiles to see why",
             )
         stage("compile")
-        eager_out = model(*inputs)
-        if device == "cuda":
-            torch.cuda.synchronize()
+        eager_out, eager_call_bytes = _eager_call(model, inputs, device)
         stage("eager")
-    eager_vs_compiled = _compare(eager_out, compiled_out)
+    eager_vs_compiled = _compare(eager_out, compiled_out) if eager_out is not None else {
+        "max_abs": None, "max_rel": None, "note": "the eager model ran out of device memory beside torch.compile's output"}
     del eager_out
     stage("compare")
 
@@ -314,6 +313,7 @@ def capture(
         "outputs": [_describe_input(o) for o in _flatten(compiled_out)],
         "graphs": graphs,
         "eager_vs_compiled": eager_vs_compiled,
+        **({"eager_call_bytes": eager_call_bytes} if eager_call_bytes is not None else {}),
         "inputs_device": drawn.get("inputs_device", "cpu"),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "capture_seconds": round(time.monotonic() - started, 3),
@@ -322,6 +322,28 @@ def capture(
     stage("write")
     meta["capture_stages"] = stages  # printed; the bundle's meta.json keeps capture_seconds
     return meta
+
+
+def _eager_call(model, inputs: list, device: str) -> tuple[Any, int | None]:
+    """The eager model's output and, on a GPU, what its call allocated at most above what was in use
+    (meta.json `eager_call_bytes`): the worker's memory plan reads it to run the eager reference on the
+    host when its temporaries alone would pass the plan's soft target (docs/memory.md). A call that
+    runs out of device memory gives no output and at least the bytes that were free."""
+    if device != "cuda":
+        return model(*inputs), None
+    torch.cuda.synchronize()
+    start = torch.cuda.memory_allocated()
+    free_before = torch.cuda.mem_get_info()[0]
+    torch.cuda.reset_peak_memory_stats()
+    try:
+        out = model(*inputs)
+        torch.cuda.synchronize()
+    except torch.OutOfMemoryError:
+        out = None
+    if out is None:
+        torch.cuda.empty_cache()
+        return None, free_before + 1
+    return out, max(0, torch.cuda.max_memory_allocated() - start)
 
 
 # ---------------------------------------------------------------- command line

@@ -226,6 +226,10 @@ class HeldTree(Spillable):
         else:
             self.value = None
 
+    def not_remade(self) -> None:
+        """From now on spilled to the host like any other, never made again."""
+        self.remake = self._prints = None
+
     def get(self):
         self.touch()
         if self.value is None and self.on_host:
@@ -428,6 +432,25 @@ def reserve(need: int, stage: str, keep: tuple = ()) -> None:
 def fits_now(need: int) -> bool:
     """Whether `need` bytes fit under the soft target (and the budget) with nothing moved."""
     return need <= free() and in_use() + need <= target()
+
+
+def unmovable_bytes() -> int:
+    """Device bytes in use that no spill frees: what the worker does not hold (the CUDA context's
+    allocations aside, a running request's own tensors, the model's weights) and held objects too
+    small to move."""
+    movable = sum(b for b in (h.device_bytes() for h in list(_holders)) if b >= SPILL_MIN_BYTES)
+    return max(0, in_use() - movable)
+
+
+def fits_after_spill(need: int) -> bool:
+    """Whether `need` more bytes would fit under the soft target (and the budget) once every held
+    object that can move had moved off the device. Nothing is moved here: a step that would pass the
+    target anyway (the eager model's float32 temporaries of a half-precision norm) goes elsewhere
+    without first emptying the device for nothing."""
+    if not on_gpu():
+        return need <= free()
+    floor = unmovable_bytes()
+    return floor + need <= min(target(), budget())
 
 
 def room() -> int:

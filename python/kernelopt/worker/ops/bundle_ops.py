@@ -65,6 +65,7 @@ def run_baseline(req: dict) -> dict:
     state.launches = _recorded(state)
     lap("recorded_run")
     return {"match": report["ok"], "comparison": report, "launches": len(state.launches),
+            "eager_device": state.eager_device,
             "memory": {"measured": compiled_peak is not None, "compiled_peak_bytes": compiled_peak},
             "seconds": {k: round(v, 3) for k, v in seconds.items()}}
 
