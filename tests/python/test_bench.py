@@ -82,6 +82,9 @@ def test_bench_writes_the_table_and_reports(full_run, suite):
     assert by["level1/gelu_scale"]["accepted_count"] == 1 and by["level1/gelu_scale"]["kernels"] == 1
     assert by["level1/matmul"]["status"] == "fallback" and "no Triton kernels" in by["level1/matmul"]["reason"]
     assert by["level2/softmax_lastdim"]["status"] == "optimized" and by["level2/softmax_lastdim"]["matches_eager"]
+    # The check's rule and numbers travel with the row (a fallback's own modules: within tolerance).
+    check = by["level1/gelu_scale"]["check"]
+    assert check["rule"] == "within tolerance of the baseline" and check["vs_baseline_max_rel"] <= 1e-4, check
     # CPU mode: nothing is timed and no speedup is claimed.
     assert all(row["measured"] is False and row["speedup"] is None and row["compiled"] is None for row in rows)
     # The optimized problem's result directory is a loadable bundle with the replaced kernel.
@@ -307,7 +310,8 @@ def test_worker_bench_ops(monkeypatch):
     state = bundle_state.get_bundle({"bundle": bundle})
     seen = {}
 
-    def fake_interleaved(fns, reps, prepare):
+    def fake_interleaved(fns, reps, prepare, warmup=5):
+        seen.setdefault("calls", []).append((len(fns), reps))
         if len(fns) == 3:
             seen["same_path"] = fns[1] is fns[2]  # torch.compile and optimized: one compiled callable
         outs = []
@@ -329,6 +333,11 @@ def test_worker_bench_ops(monkeypatch):
     assert bench_ops.torch.allclose(compiled, eager, atol=1e-4) and bench_ops.torch.equal(compiled, optimized)
     r = bench_ops.side_by_side(state, {"sources": [state.sources[0]], "reps": 1})
     assert "optimized" not in r  # the baseline's own text: nothing to compare
+    # An eager model of seconds a call is timed apart with fewer calls; the other two stay interleaved.
+    monkeypatch.setattr(bench_ops, "_eager_reps", lambda eager, reps: 3)
+    seen["calls"] = []
+    r = bench_ops.side_by_side(state, {"sources": [changed], "reps": 20})
+    assert seen["calls"] == [(1, 3), (2, 20)] and r["eager"]["reps"] == 3 and "reps" not in r["compiled"], r
 
     assert bench_ops.forget_bundles({})["forgotten"] >= 1 and not bundle_state.loaded_bundles
 

@@ -280,7 +280,22 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
   if (verify::failed_reply(rm))
     return opt_error.empty() ? fail("the result did not run: " + reply_reason(rm.raw), rm.raw) : fail(opt_error);
   // Within tolerance of torch.compile's output, or else (the fp64 reply) no less accurate than it.
-  row["correct"] = rm.within_tolerance() || verify::model_verdict(rm, co).passed;
+  verify::Verdict check = verify::model_verdict(rm, co);
+  row["correct"] = check.passed;
+  // Which rule decided and by what numbers; when the float64 model had to decide, what each output's
+  // comparison with torch.compile's said (why a fallback's own modules were not within tolerance).
+  row["check"] = check.evidence;
+  if (!rm.within_tolerance()) {
+    json outs = json::array();
+    for (const json& t : rm.vs_baseline.value("outputs", json::array())) {
+      json o = json::object();
+      for (const char* k : {"ok", "scaled_ok", "nan_positions_match", "inf_positions_match", "max_abs", "max_rel",
+                            "reason"})
+        if (t.contains(k)) o[k] = t[k];
+      outs.push_back(o);
+    }
+    row["check"]["vs_baseline_outputs"] = outs;
+  }
   row["matches_eager"] = rm.vs_eager.value("ok", false);
 
   if (row["stages"].is_object()) row["stages"]["bench_check"] = since(t_check);
