@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every test: a bounded fuzz run of the parser, the C++ unit tests (ctest), the Python tests (pytest).
+# Every test: a bounded fuzz run of the parser, the C++ unit tests (ctest), the Python tests (pytest, a process per core).
 set -euo pipefail
 cd "$(dirname "$0")"
 FUZZ_SECONDS=${KOPT_FUZZ_SECONDS:-30}
@@ -11,4 +11,5 @@ build/fuzz/engine/parse_fuzz -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 
 echo "[test] ctest"
 ctest --test-dir build --output-on-failure
 echo "[test] pytest"
-python3 -m pytest -q tests/python
+# One process per core (pytest-xdist): most tests wait on one single-threaded worker or interpreter.
+python3 -m pytest -q -n "${KOPT_TEST_JOBS:-$(nproc)}" tests/python
