@@ -47,6 +47,25 @@ bool is_kernel_file(const std::string& path) {
   return std::regex_search(text, std::regex(R"((^|\n)[ \t]*(import[ \t]+([\w.]+[ \t]*,[ \t]*)*|from[ \t]+)(triton|helion)\b)"));
 }
 
+namespace {
+
+// What is already in the pipe, read without waiting for more, line by line into `take`.
+template <class Take>
+void drain(int fd, std::string& pending, Take& take) {
+  char buf[4096];
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 0) <= 0) break;
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    pending.append(buf, static_cast<size_t>(n));
+    for (size_t nl; (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1))
+      take(pending.substr(0, nl));
+  }
+}
+
+}  // namespace
+
 int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
   using Clock = std::chrono::steady_clock;
   std::vector<std::string> argv = capture_argv(o);
@@ -75,7 +94,8 @@ int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     return ms > 0 ? static_cast<int>(std::min<int64_t>(ms, 1 << 30)) : 0;
   };
-  bool timed_out = false;
+  bool timed_out = false, reaped = false;
+  int status = 0;
   std::string held;  // the last error line, not yet echoed
   if (error_line) {
     // Echo the child's lines to stderr and keep its last one-line error for the caller, which reports it:
@@ -93,12 +113,23 @@ int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
     };
     char buf[4096];
     for (;;) {
+      // The capture's own exit ends the wait, not the pipe's end: its compile workers (a process group of
+      // its own, stderr inherited) may hold the pipe open for seconds after it has exited.
       pollfd p{fds[0], POLLIN, 0};
-      int ready = poll(&p, 1, left_ms());
+      int left = left_ms();
+      int ready = poll(&p, 1, left < 0 ? 250 : std::min(left, 250));
       if (ready < 0 && errno == EINTR) continue;
       if (ready == 0) {
-        timed_out = true;
-        break;
+        if (left_ms() == 0) {
+          timed_out = true;
+          break;
+        }
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+          reaped = true;
+          drain(fds[0], pending, take);
+          break;
+        }
+        continue;
       }
       ssize_t n = ready < 0 ? -1 : read(fds[0], buf, sizeof buf);
       if (n == 0) break;
@@ -113,8 +144,7 @@ int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
     if (!pending.empty()) take(pending);
     close(fds[0]);
   }
-  int status = 0;
-  for (;;) {
+  while (!reaped) {
     if (timed_out) kill(-pid, SIGKILL), kill(pid, SIGKILL);
     pid_t w = waitpid(pid, &status, bounded && !timed_out ? WNOHANG : 0);
     if (w == pid) break;

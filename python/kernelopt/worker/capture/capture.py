@@ -282,7 +282,8 @@ def capture(
         eager_out, eager_call_bytes = _eager_call(model, inputs, device)
         stage("eager")
     eager_vs_compiled = _compare(eager_out, compiled_out) if eager_out is not None else {
-        "max_abs": None, "max_rel": None, "note": "the eager model ran out of device memory beside torch.compile's output"}
+        "max_abs": None, "max_rel": None,
+        "note": "the eager model ran out of device memory beside torch.compile's output"}
     del eager_out
     stage("compare")
 
