@@ -163,3 +163,12 @@ def test_quiet_prints_no_progress_lines(kernelopt_bin, tmp_path):
     assert r.returncode == 0, r.stderr
     assert "[kernelopt" not in r.stderr
     assert "too large for the interpreter" in r.stderr  # a warning, not progress
+
+
+def test_screening_times_once_only_candidates_far_slower_than_the_baseline():
+    # A candidate timed once at over 3x the baseline and over 1 ms slower is not timed further; a
+    # microsecond kernel's launch noise (3x of 5 us) never drops one.
+    from kernelopt.worker.ops.search_ops import far_slower
+
+    assert far_slower(35.0, 11.0) and not far_slower(30.0, 11.0)
+    assert not far_slower(0.02, 0.005) and not far_slower(1.2, 0.3) and far_slower(1.4, 0.3)
