@@ -53,6 +53,8 @@ def _cases():
         "float32": (got, want, False),
         "float32 equal": (want.clone(), want, False),
         "transposed views": (got.transpose(0, 2), want.transpose(0, 2), False),
+        "layouts differ": (got.transpose(0, 2).contiguous(), want.transpose(0, 2), False),
+        "gaps in storage": (got[:, :, :50], want[:, :, :50], False),
         "bfloat16": (half_g, half_w, False),
         "against float64": (got, want.double() + 1e-9, True),
         "int64": (ints_bad, ints, False),
