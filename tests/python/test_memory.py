@@ -364,6 +364,7 @@ def test_a_fingerprint_does_not_depend_on_its_slices(make):
     x = make()
     whole = memory.fingerprint(x, slice_words=1 << 22)
     assert memory.fingerprint(x, slice_words=5) == whole == memory.fingerprint(x, slice_words=1)
+    assert memory.fingerprint(x, 3, torch.device("cpu")) == whole  # worked elsewhere: the same pair
     y = x.clone()
     flat = y.view(-1)
     flat[len(flat) // 2] = flat[len(flat) // 2] + 1 if y.dtype != torch.int32 else flat[len(flat) // 2] ^ 1
@@ -490,3 +491,17 @@ def test_an_eager_run_past_the_target_runs_on_the_host_and_is_not_timed(monkeypa
         assert t["compiled"]["device_ms"] == 1.0 and t["compiled"]["triton_names"], t
     finally:
         bench_ops.forget_bundles({})
+
+
+def test_a_host_copy_is_read_back_before_it_is_trusted():
+    # The spill's read-back: equal bytes pass, one changed byte in a later slice is found; an
+    # intact copy is kept as it is (no second copy).
+    dev = torch.arange(1000, dtype=torch.int32).view(torch.uint8)
+    host = dev.clone()
+    assert memory._equal_in_slices(host, dev, step=256)
+    assert memory._intact_host_copy(host, dev) is host and memory._copy_mismatches[0] == 0
+    host[3001] ^= 1
+    assert not memory._equal_in_slices(host, dev, step=256)
+    fixed = memory._intact_host_copy(host, dev)  # copied again, then read back equal
+    assert fixed is not host and torch.equal(fixed, dev) and memory._copy_mismatches[0] == 1
+    memory._copy_mismatches[0] = 0

@@ -224,9 +224,23 @@ class HeldTree(Spillable):
 
     def _release(self) -> None:
         if self.remake is None:
+            # Each big leaf's fingerprint on the device, read again from the host copy by intact():
+            # a spilled baseline output once read 0.96 away from a fresh run of the same modules.
+            self._spilled_prints = [(i, fingerprint(t)) for i, t in enumerate(self._leaves())
+                                    if t.is_cuda and t.untyped_storage().nbytes() >= HOST_REFERENCE_BYTES]
             super()._release()
         else:
             self.value = None
+
+    def intact(self) -> bool:
+        """Whether the leaves moved to the host still hold what they held on the device (their
+        fingerprints worked on the GPU from host slices); True when nothing was moved."""
+        prints = getattr(self, "_spilled_prints", None)
+        if not prints or not on_gpu():
+            return True
+        leaves = self._leaves()
+        return all(leaves[i].is_cuda or fingerprint(leaves[i], 1 << 23, torch.device("cuda")) == fp
+                   for i, fp in prints)
 
     def not_remade(self) -> None:
         """From now on spilled to the host like any other, never made again."""
@@ -313,12 +327,50 @@ def moved(tensors: list, dev: torch.device) -> list:
             dst = _host_buffer(src.nbytes()) if dev.type == "cpu" and src.device.type == "cuda" else None
             if dst is None:
                 dst = torch.empty(src.nbytes(), dtype=torch.uint8, device=dev)
-            dst.copy_(torch.empty(0, dtype=torch.uint8, device=src.device).set_(src))
+            raw = torch.empty(0, dtype=torch.uint8, device=src.device).set_(src)
+            dst.copy_(raw)
+            if dev.type == "cpu" and src.device.type == "cuda":
+                dst = _intact_host_copy(dst, raw)
             done[key] = dst.untyped_storage()
         moved = torch.empty(0, dtype=t.dtype, device=dev)
         moved.set_(done[key], t.storage_offset(), t.size(), t.stride())
         out.append(moved)
     return out
+
+
+_copy_mismatches = [0]
+
+
+def _intact_host_copy(dst: torch.Tensor, raw: torch.Tensor) -> torch.Tensor:
+    """`dst`, the host copy of the device bytes `raw`, once read back equal to them; else a second copy
+    into pageable memory, read back too. A reference kept on the host that differs from what it was
+    on the device decides every later comparison wrongly: the baseline's spilled output of one
+    problem (5.2 GB, transposed) later read 0.96 away from a fresh run of the same modules (H100,
+    session 29). Reading back costs a host-to-device pass, a tenth of a second for GBs pinned."""
+    if _equal_in_slices(dst, raw):
+        return dst
+    note_copy_mismatch("a copy to the host came back different", bytes=raw.numel(), pinned=dst.is_pinned())
+    again = torch.empty(raw.numel(), dtype=torch.uint8)
+    again.copy_(raw)
+    if not _equal_in_slices(again, raw):
+        raise RuntimeError(f"a copy of {gib(raw.numel())} from the device to host memory came back different twice; "
+                           "rerun with KERNELOPT_WORKER_MEMORY set above the problem's needs to keep it on the device")
+    return again
+
+
+def note_copy_mismatch(what: str, **fields) -> None:
+    """Counted in the `memory` reply (`host_copy_mismatches`) and traced: where a host copy went wrong."""
+    _copy_mismatches[0] += 1
+    if _TRACE:
+        trace(stage=what, **fields)
+
+
+def _equal_in_slices(host: torch.Tensor, dev: torch.Tensor, step: int = 64 << 20) -> bool:
+    """Whether 1-D byte tensors `host` and `dev` hold the same bytes, read in `step`-byte slices."""
+    for i in range(0, dev.numel(), step):
+        if not torch.equal(host[i:i + step].to(dev.device), dev[i:i + step]):
+            return False
+    return True
 
 
 # Spills go to pinned host memory: a copy into fresh pageable memory ran at about 1.2 GB/s (the
@@ -585,14 +637,14 @@ def report() -> dict:
     return {"measured": on_gpu(), "device": "cuda" if on_gpu() else "cpu", "in_use_bytes": in_use(),
             "held_bytes": held_bytes(), "device_held_bytes": device_held_bytes(), "peak_bytes": peak(),
             "free_bytes": free(), "budget_bytes": budget(), "total_bytes": total,
-            "compiled_peak_bytes": _compiled_peak,
+            "compiled_peak_bytes": _compiled_peak, "host_copy_mismatches": _copy_mismatches[0],
             "peak_request": None if _peak_request is None else {"op": _peak_request[0], "peak_bytes": _peak_request[1]}}
 
 
 # ---------------------------------------------------------------- an exact-enough content check
 
 
-def fingerprint(t: torch.Tensor, slice_words: int = 1 << 22) -> tuple[int, int]:
+def fingerprint(t: torch.Tensor, slice_words: int = 1 << 22, compute: torch.device | None = None) -> tuple[int, int]:
     """Two 64-bit sums over the storage's 32-bit words (plain, and position-weighted), in slices.
 
     A read-only argument the lean G2 path shares between the original's and the candidate's runs is
@@ -600,7 +652,9 @@ def fingerprint(t: torch.Tensor, slice_words: int = 1 << 22) -> tuple[int, int]:
     changes the sums, and its run then counts as a mismatch, as a whole-copy run would find.
     Both sums are exact modulo 2**64, so any slicing gives the same pair; the slices are small and
     worked in place (two int64 temporaries of 32 MiB): 64M-word slices with a fresh tensor per step
-    took 2 GB, which set the peak of every job under 1 GB (docs/memory.md)."""
+    took 2 GB, which set the peak of every job under 1 GB (docs/memory.md). `compute`: where the sums
+    are worked (a host tensor's slices streamed to the GPU: the same pair, far sooner)."""
+    compute = compute or t.device
     s = t.untyped_storage()
     raw = torch.empty(0, dtype=torch.uint8, device=t.device).set_(s)
     n = raw.numel()
@@ -609,9 +663,9 @@ def fingerprint(t: torch.Tensor, slice_words: int = 1 << 22) -> tuple[int, int]:
     plain = weighted = 0
     mask = (1 << 64) - 1
     for start in range(0, words.numel(), slice_words):
-        w = words[start:start + slice_words].to(torch.int64)
+        w = words[start:start + slice_words].to(compute).to(torch.int64)
         plain = (plain + int(w.sum())) & mask
-        idx = torch.arange(start, start + w.numel(), device=t.device, dtype=torch.int64)
+        idx = torch.arange(start, start + w.numel(), device=compute, dtype=torch.int64)
         idx.mul_(2654435761).remainder_(2147483647).add_(1).mul_(w)
         weighted = (weighted + int(idx.sum())) & mask
         del w, idx
