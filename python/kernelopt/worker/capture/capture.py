@@ -247,12 +247,14 @@ def capture(
         return capture_helion(problem_path, out_dir, seed, device, dtype, force, started)
     problem = load_problem(problem_path)
     stages: dict[str, float] = {}
-    clock = [time.monotonic()]
+    clock = [started]
 
     def stage(name: str) -> None:  # where capture's time goes (meta.json capture_stages)
         now = time.monotonic()
         stages[name] = round(now - clock[0], 3)
         clock[0] = now
+
+    stage("setup")  # the checks above and the problem file's import (on a GPU: CUDA's start)
 
     drawn: dict = {}
     model, inputs, init_inputs = build_problem(problem, seed, device, DTYPES.get(dtype), inputs_device=device,
@@ -357,6 +359,18 @@ def _is_kernel_file(path: str) -> bool:
         return False  # reported by capture() itself
 
 
+def _seconds_since_process_start() -> float | None:
+    """How long ago this process started (Linux /proc), or None: the imports' share of a capture, which
+    its own clock does not see (a 10-12 s capture took 19-23 s from start to exit on the H100)."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        ticks = int(fields[19])  # starttime, field 22, in clock ticks since boot
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m kernelopt.worker.capture",
@@ -384,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="generate the module with Inductor's local autotune cache off (its loader times the "
                         "launch configs itself)")
     args = parser.parse_args(argv)
+    imports = _seconds_since_process_start()
     if args.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1" and (
             args.cpu_kernels == "triton" or _is_kernel_file(args.problem)):
         # A kernel file runs its kernels in CPU mode through Triton's interpreter, which must be chosen
@@ -412,6 +427,7 @@ def main(argv: list[str] | None = None) -> int:
             f"max_abs={diff['max_abs']} max_rel={diff['max_rel']}, {meta['capture_seconds']:.1f}s"
             + (" (" + ", ".join(f"{k} {v:.1f}s" for k, v in meta["capture_stages"].items()) + ")"
                if meta.get("capture_stages") else "")
+            + (f"; {imports:.1f}s before it (the interpreter's start, imports)" if imports is not None else "")
         )
     if args.device == "cpu" and args.cpu_kernels == "cpp" and meta.get("input_kind", "module") == "module":
         # Inductor's CPU backend writes C++ kernels: a bundle for testing inspect and stitch, which
