@@ -505,3 +505,38 @@ def test_a_host_copy_is_read_back_before_it_is_trusted():
     fixed = memory._intact_host_copy(host, dev)  # copied again, then read back equal
     assert fixed is not host and torch.equal(fixed, dev) and memory._copy_mismatches[0] == 1
     memory._copy_mismatches[0] = 0
+
+
+def test_a_reference_whose_host_copy_changed_is_not_intact(monkeypatch):
+    # The fingerprints taken when its leaves moved to the host are worked again from the host copy;
+    # one changed byte there makes the reference not intact (the baseline's is then made again).
+    monkeypatch.setattr(memory, "on_gpu", lambda: True)
+    out = {"y": torch.linspace(-2, 2, 4096), "n": torch.arange(10)}
+    held = memory.HeldTree(out)
+    assert held.intact(torch.device("cpu"))  # nothing moved: nothing to check
+    leaves = held._leaves()
+    held._spilled_prints = [(i, memory.fingerprint(t)) for i, t in enumerate(leaves) if t.numel() > 100]
+    assert held.intact(torch.device("cpu"))
+    out["y"].view(torch.uint8)[777] ^= 4
+    assert not held.intact(torch.device("cpu"))
+
+
+def test_a_baseline_reference_that_changed_on_the_host_is_made_again(monkeypatch):
+    from kernelopt.worker import bundle_state
+    from kernelopt.worker.ops import bench_ops, bundle_ops
+
+    monkeypatch.setenv("KERNELOPT_DEVICE", "cpu")
+    bundle = str(CORPUS / "gelu_scale")
+    try:
+        bundle_ops.run_baseline({"bundle": bundle})
+        state = bundle_state.get_bundle({"bundle": bundle})
+        first = state.references["baseline"]
+        want = bundle_state.reference(state, "baseline").clone()
+        monkeypatch.setattr(memory.HeldTree, "intact", lambda self, compute=None: self is not first)
+        before = memory._copy_mismatches[0]
+        again = bundle_state.reference(state, "baseline")
+        assert state.references["baseline"] is not first and memory._copy_mismatches[0] == before + 1
+        assert torch.equal(again, want)  # the baseline modules' run made again
+    finally:
+        memory._copy_mismatches[0] = 0
+        bench_ops.forget_bundles({})

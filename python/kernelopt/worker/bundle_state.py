@@ -285,11 +285,11 @@ def reference(state: BundleState, which: str):
         run = {"baseline": lambda: run_model(state), "fp64": lambda: _fp64_reference(state)}[which]
         state.references[which] = _kept(run())
     held = state.references[which]
-    if which == "baseline" and held.on_host and not held.intact():
+    if which == "baseline" and not held.intact():
         # Its host copy no longer holds what the run gave (docs/memory.md): made again, as at first.
         memory.note_copy_mismatch("the baseline's output kept on the host changed")
-        del state.references[which]
-        return reference(state, which)
+        del state.references[which], held
+        held = state.references[which] = _kept(run_model(state))
     # Callers drop it before their next allocation: a spill of a reference someone still holds
     # would free nothing on the device.
     return held.get()

@@ -216,6 +216,7 @@ class HeldTree(Spillable):
 
     def __init__(self, value, remake=None):
         self.value, self.remake = value, remake
+        self._spilled_prints: list = []  # (leaf index, device fingerprint) of leaves moved to the host
         self._prints = [fingerprint(t) for t in self._leaves()] if remake is not None else None
         super().__init__()
 
@@ -226,21 +227,21 @@ class HeldTree(Spillable):
         if self.remake is None:
             # Each big leaf's fingerprint on the device, read again from the host copy by intact():
             # a spilled baseline output once read 0.96 away from a fresh run of the same modules.
-            self._spilled_prints = [(i, fingerprint(t)) for i, t in enumerate(self._leaves())
-                                    if t.is_cuda and t.untyped_storage().nbytes() >= HOST_REFERENCE_BYTES]
+            self._spilled_prints += [(i, fingerprint(t)) for i, t in enumerate(self._leaves())
+                                     if t.is_cuda and t.untyped_storage().nbytes() >= HOST_REFERENCE_BYTES]
             super()._release()
         else:
             self.value = None
 
-    def intact(self) -> bool:
+    def intact(self, compute: torch.device | None = None) -> bool:
         """Whether the leaves moved to the host still hold what they held on the device (their
         fingerprints worked on the GPU from host slices); True when nothing was moved."""
-        prints = getattr(self, "_spilled_prints", None)
+        prints = self._spilled_prints
         if not prints or not on_gpu():
             return True
         leaves = self._leaves()
-        return all(leaves[i].is_cuda or fingerprint(leaves[i], 1 << 23, torch.device("cuda")) == fp
-                   for i, fp in prints)
+        compute = compute or torch.device("cuda")
+        return all(leaves[i].is_cuda or fingerprint(leaves[i], 1 << 23, compute) == fp for i, fp in prints)
 
     def not_remade(self) -> None:
         """From now on spilled to the host like any other, never made again."""
@@ -283,6 +284,8 @@ def kept_tree(value, remake=None) -> HeldTree:
     if on_gpu() and in_use() > target() and remake is None:
         big = [t for t in held.tensors() if t.untyped_storage().nbytes() >= HOST_REFERENCE_BYTES]
         if big:
+            ids = {id(t) for t in big}
+            held._spilled_prints += [(i, fingerprint(t)) for i, t in enumerate(held._leaves()) if id(t) in ids]
             placed = dict(zip(map(id, big), moved(big, torch.device("cpu"))))
             held._place([placed.get(id(t), t) for t in held.tensors()])
     return held
