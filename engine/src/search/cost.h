@@ -48,10 +48,12 @@ struct CostInputs {
   int seeds = 5;
 };
 
-// GPU: what a cascade spends per byte its kernel moves, beside the compile: G2's seeded draws and comparisons
-// and G3's float64 references and slices. Measured on the H200 (session 24): 9.5 s of an 11.5 s cascade for a
-// max pool moving 2.9 GB, where the estimate without it (a compile and two model runs) said 2.1 s.
-inline constexpr double kGpuCascadeSecondsPerByte = 3.5e-9;
+// GPU: what a cascade spends per byte its kernel moves, beside the compile: G2's seeded draws and comparisons,
+// G3's comparisons. First measured with G3's float64 model in every cascade (H200, session 24: 9.5 s of an
+// 11.5 s cascade for a max pool moving 2.9 GB, 3.5 s per GB); G3 now runs it only when the answer needs it,
+// and an RMS norm moving 10.4 GB spent 12 s outside a G3 that a corrupted host reference had sent to the float64
+// model (session 28: 1.15 s per GB). At 3.5 s per GB that kernel was never tried within the default budget.
+inline constexpr double kGpuCascadeSecondsPerByte = 2.0e-9;
 
 // Seconds one cascade of a candidate for a kernel iterating `kernel_elements` (and moving `kernel_bytes`) will
 // take: G2's kernel runs at the kernel's share of a model run plus G3's two model runs (GPU: G3's runs, a
