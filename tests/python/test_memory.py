@@ -540,3 +540,26 @@ def test_a_baseline_reference_that_changed_on_the_host_is_made_again(monkeypatch
     finally:
         memory._copy_mismatches[0] = 0
         bench_ops.forget_bundles({})
+
+
+def test_the_flush_buffer_is_twice_the_gpus_l2(monkeypatch):
+    # Sized from the device (at least 64 MiB); without one, the old fixed 256 MiB.
+    from types import SimpleNamespace
+
+    from kernelopt.worker.measure import timing
+
+    monkeypatch.setattr(timing, "_flush_size", None)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: SimpleNamespace(L2_cache_size=50 << 20))
+    assert timing.flush_bytes() == 100 << 20
+    monkeypatch.setattr(timing, "_flush_size", None)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: SimpleNamespace(L2_cache_size=4 << 20))
+    assert timing.flush_bytes() == 64 << 20
+    monkeypatch.setattr(timing, "_flush_size", None)
+
+    def no_device(i):
+        raise RuntimeError("no CUDA device")
+
+    monkeypatch.setattr(torch.cuda, "get_device_properties", no_device)
+    assert timing.flush_bytes() == timing.DEFAULT_FLUSH_BYTES
+    monkeypatch.setattr(timing, "_flush_size", None)

@@ -47,7 +47,7 @@ DEVICE_MARGIN = 0.06
 # (the allocator's rounding, a comparison's slices, Triton's and cuBLAS's workspaces).
 TARGET_RATIO = 2.3
 # The target never comes closer than this to torch.compile's peak: what a job needs whatever the
-# problem's size (timing's 256 MiB L2 flush buffer, a comparison's or a seed draw's slices) is a fixed
+# problem's size (timing's L2 flush buffer, 100-256 MiB, a comparison's or a seed draw's slices) is a fixed
 # cost, not a multiple of the problem. So the ratio holds from a peak of about 250 MiB up; below,
 # the job's peak is at most the problem's plus this. Every timing reserves its flush buffer, so held
 # state moves off for it. (A floor of 4 GiB left nothing spilled below a 1.7 GiB problem and let fixed

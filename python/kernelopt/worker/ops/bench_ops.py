@@ -107,7 +107,7 @@ def side_by_side(state, req: dict) -> dict:
                                          if dtype is None and (timed_eager or kind != "eager"))])
     if timed_eager:
         need = max(need, eager_need(state))
-    memory.reserve(need + timing.L2_FLUSH_BYTES, "the bench's side-by-side timing")
+    memory.reserve(need + timing.flush_bytes(), "the bench's side-by-side timing")
     compiled = model_runner(state, switches)
     # Eager reads the compiled runs' own input copies: a second copy of GB-sized inputs was the largest
     # part of the bench's peak memory (docs/memory.md); both sides read, neither writes, the inputs.

@@ -32,8 +32,8 @@ def _timed_launch(launcher, rec: LaunchRecord, poisoned: tuple = ()):
     start from outputs that hold nothing of the previous call, so a candidate that keeps its result
     across calls and skips the work when the output is already there cannot be timed as fast."""
     rec.use("timing a kernel")
-    # The flush buffer the timing allocates counts too (timing.L2_FLUSH_BYTES).
-    memory.reserve(memory.storage_bytes(rec.args) + timing.L2_FLUSH_BYTES, "timing a kernel", keep=(rec,))
+    # The flush buffer the timing allocates counts too (timing.flush_bytes()).
+    memory.reserve(memory.storage_bytes(rec.args) + timing.flush_bytes(), "timing a kernel", keep=(rec,))
     args = rec.fresh_args()
     return _launch_on(launcher, rec, args), restore_and_poison(args, rec, poisoned)
 
@@ -128,7 +128,7 @@ def _reserve_timed_run(state: BundleState) -> None:
     buffer's fixed 256 MiB came on top of held state, and a 0.25 GiB problem's job peaked at 3.6x
     torch.compile's peak in time_module (benchmarks/RESULTS.md, session 29)."""
     need = max(run_bytes(state.meta), state.run_needs.get(("model", None), 0))
-    memory.reserve(need + timing.L2_FLUSH_BYTES, "timing the model")
+    memory.reserve(need + timing.flush_bytes(), "timing the model")
 
 
 def _direct_call(state: BundleState):

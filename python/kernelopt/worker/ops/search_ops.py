@@ -92,7 +92,7 @@ def screen(req: dict) -> dict:
     # bounded for large kernels), restored to the recorded inputs and with pure outputs poisoned
     # before each repetition, as G4 times them.
     rec.use("screening candidates")
-    memory.reserve(memory.storage_bytes(rec.args) + timing.L2_FLUSH_BYTES, "screening candidates", keep=(rec,))
+    memory.reserve(memory.storage_bytes(rec.args) + timing.flush_bytes(), "screening candidates", keep=(rec,))
     args = rec.fresh_args()
     stream = torch.cuda.current_stream().cuda_stream
     prepare = restore_and_poison(args, rec, tuple(req.get("poison", ())))
