@@ -355,3 +355,31 @@ def test_kernel_sums_split_triton_from_vendor():
     events = [evt("triton_poi_0", 30), evt("triton_poi_0", 50), evt("sm90_xmma_gemm", 120), evt("aten::mm", 999, cpu)]
     r = bench_ops.sum_kernels(events, 2, {"triton_poi_0"})
     assert r == pytest.approx({"kernel_ms": 0.1, "triton_ms": 0.04, "vendor_ms": 0.06, "kernels_per_call": 1.5})
+
+
+def test_a_problem_captured_in_the_pools_worker_is_optimized(kernelopt_bin, tmp_path, monkeypatch):
+    """KERNELOPT_CAPTURE_IN_WORKER=1: the job's capture is the pool worker's `capture` request, not a
+    process of its own; the bundle is the same kind (Triton kernels for the interpreter here), and a
+    problem that fails to capture is an error row naming the capture's own error; the worker goes on."""
+    s = tmp_path / "suite" / "level1"
+    s.mkdir(parents=True)
+    shutil.copy(ROOT / "examples/problems/softmax_lastdim.py", s / "a_softmax_lastdim.py")
+    (s / "b_broken.py").write_text("import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+                                   "        return x.softmax(-1)\n\n\ndef get_inputs():\n"
+                                   "    raise RuntimeError('no inputs on purpose')\n\n\ndef get_init_inputs():\n"
+                                   "    return []\n")
+    shutil.copy(ROOT / "examples/problems/softmax_lastdim.py", s / "c_softmax_lastdim.py")
+    monkeypatch.setenv("KERNELOPT_CAPTURE_IN_WORKER", "1")
+    r = bench(kernelopt_bin, tmp_path / "suite", "--device", "cpu", "--out", tmp_path / "run", "--db",
+              tmp_path / "results.db", "--budget-per-problem", 30, "--verbose", "--capture-jobs", 0)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("captured in the worker") == 2 and "capture process" not in r.stderr, r.stderr[-3000:]
+    rows = {json.loads(line)["problem"]: json.loads(line)
+            for line in (tmp_path / "run" / "results.jsonl").read_text().splitlines()}
+    for name in ("level1/a_softmax_lastdim.py", "level1/c_softmax_lastdim.py"):
+        assert rows[name]["status"] in ("optimized", "fallback") and rows[name]["correct"] is True, rows[name]
+    meta = json.loads((tmp_path / "run" / rows["level1/a_softmax_lastdim.py"]["result_dir"] / "bundle" / "meta.json")
+                      .read_text())
+    assert meta.get("cpu_kernels") == "triton" and meta["graphs"], meta
+    broken = rows["level1/b_broken.py"]
+    assert broken["status"] == "error" and "no inputs on purpose" in broken["reason"], broken

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 
 #include <cstdlib>
 #include <fstream>
@@ -45,6 +46,11 @@ bool is_kernel_file(const std::string& path) {
   // As input_kind: without a Model, a file that imports triton or helion; any other is a problem missing
   // its Model, which the capture reports.
   return std::regex_search(text, std::regex(R"((^|\n)[ \t]*(import[ \t]+([\w.]+[ \t]*,[ \t]*)*|from[ \t]+)(triton|helion)\b)"));
+}
+
+bool capture_in_worker() {
+  const char* v = std::getenv("KERNELOPT_CAPTURE_IN_WORKER");
+  return v != nullptr && std::string(v) == "1";
 }
 
 namespace {

@@ -25,6 +25,11 @@ inline void set_job_device(CaptureOptions& o, const std::string& device) {
   o.cpu_kernels = device == "cpu" ? "triton" : "cpp";
 }
 
+// KERNELOPT_CAPTURE_IN_WORKER=1: a job given a pool of workers (`kernelopt bench`) captures its problem file in
+// the pool's worker (the `capture` request) instead of a process of its own (docs/bench.md). Off by default
+// until a GPU run has measured it.
+bool capture_in_worker();
+
 // The capture's command line (`kernelopt capture` runs it in place of itself).
 std::vector<std::string> capture_argv(const CaptureOptions& o);
 // Runs it as a child and returns its exit code. With `error_line`, the child's output goes to

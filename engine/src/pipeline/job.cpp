@@ -12,6 +12,7 @@
 
 #include "llm/config.h"
 #include "llm/session.h"
+#include "pipeline/capture.h"
 #include "pipeline/job.h"
 #include "pipeline/llm_report.h"
 #include "pipeline/optimize_report.h"
@@ -106,6 +107,7 @@ json run_optimize(const OptimizeOptions& o, results::ResultsDb& db, worker::Supe
   bool overlap = !pool && job.gpu() && !ir::is_bundle_dir(o.target) && target.extension() == ".py";
   std::future<void> workers;
   if (overlap) workers = std::async(std::launch::async, [&] { start(job, pool); });
+  if (pool && capture_in_worker()) start(job, pool);  // the pool's worker captures the problem (load)
   try {
     stage(job, "load", [&] { load(job); });
   } catch (...) {
@@ -125,7 +127,10 @@ json run_optimize(const OptimizeOptions& o, results::ResultsDb& db, worker::Supe
     stage(job, name, body);
   };
   try {
-    run("workers", [&] { overlap ? workers.get() : start(job, pool); });
+    run("workers", [&] {
+      if (overlap) workers.get();
+      else if (!job.sup) start(job, pool);
+    });
     run("ceilings", [&] { ceilings(job, db); });
     // The budget runs from here: the workers' start, a capture and the GPU's ceilings (measured once per GPU)
     // are not counted.

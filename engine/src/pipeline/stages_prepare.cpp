@@ -42,15 +42,27 @@ void load(Job& job) {
     set_job_device(c, job.gpu() ? "cuda" : "cpu");
     std::vector<std::string> gpus = split_list(o.gpus);
     c.gpu = !job.gpu() || gpus.empty() ? "" : gpus.front();
-    std::string error_line;
     auto t0 = std::chrono::steady_clock::now();
-    if (int rc = capture_and_wait(c, &error_line); rc != 0)
-      throw UserError(error_line.empty() ? fmt::format("capturing {} failed (exit {})", o.target, rc)
-                                         : fmt::format("capturing {} failed: {}", o.target, error_line));
-    // The capture's own line times it from its start inside Python; this is the process's whole life
-    // (interpreter start, imports, exit): on the H100 a 12.7 s capture left the job's load stage at 26.5 s.
-    job.say(fmt::format("capture process: {:.1f} s from start to exit",
-                        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()));
+    auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    if (job.sup && capture_in_worker() && !kernel_file) {
+      // In the pool's worker (docs/bench.md): torch, CUDA and Inductor's compile pool are up there already.
+      json req = {{"problem", c.problem}, {"out", c.out}, {"mode", c.mode}, {"force", true}};
+      if (!c.dtype.empty()) req["dtype"] = c.dtype;
+      worker::Reply r = worker::capture(*job.sup, req, std::chrono::seconds(c.timeout_s > 0 ? c.timeout_s : 3600));
+      if (!r.ok)
+        throw UserError(
+            fmt::format("capturing {} failed: {}", o.target, r.raw.value("error", std::string("no reason"))));
+      job.say(fmt::format("captured in the worker: {:.1f} s (its own clock {:.1f} s)", since(),
+                          r.raw.value("capture_seconds", 0.0)));
+    } else {
+      std::string error_line;
+      if (int rc = capture_and_wait(c, &error_line); rc != 0)
+        throw UserError(error_line.empty() ? fmt::format("capturing {} failed (exit {})", o.target, rc)
+                                           : fmt::format("capturing {} failed: {}", o.target, error_line));
+      // The capture's own line times it from its start inside Python; this is the process's whole life
+      // (interpreter start, imports, exit): on the H100 a 12.7 s capture left the job's load stage at 26.5 s.
+      job.say(fmt::format("capture process: {:.1f} s from start to exit", since()));
+    }
     job.bundle_dir = dir.string();
   } else if (!fs::exists(target)) {
     throw UserError(fmt::format("{}: no such file or directory; pass a problem .py file or a bundle directory", o.target));

@@ -102,6 +102,11 @@ RunBaselineReply run_baseline(Supervisor& sup, const std::string& bundle, Timeou
 RunFp64Reply run_fp64(Supervisor& sup, const std::string& bundle, Timeout t) {
   return parse_run_fp64(sup.call(bundle_request("run_fp64", bundle), t));
 }
+Reply capture(Supervisor& sup, const nlohmann::json& req, Timeout t) {
+  nlohmann::json r = req;
+  r["op"] = "capture";
+  return parse_reply(sup.call(std::move(r), t));
+}
 RecordLaunchesReply record_launches(Supervisor& sup, const std::string& bundle, Timeout t) {
   return parse_record_launches(sup.call(bundle_request("record_launches", bundle), t));
 }

@@ -142,6 +142,9 @@ nlohmann::json bundle_request(std::string_view op, const std::string& bundle);
 Reply load_bundle(Supervisor& sup, const std::string& bundle, Timeout t);
 RunBaselineReply run_baseline(Supervisor& sup, const std::string& bundle, Timeout t);
 RunFp64Reply run_fp64(Supervisor& sup, const std::string& bundle, Timeout t);
+// capture: a problem file captured into the bundle `out` inside the worker (docs/protocol.md); raw fields
+// `capture_seconds`, `capture_stages`, `eager_vs_compiled`, or the capture's one-line error.
+Reply capture(Supervisor& sup, const nlohmann::json& req, Timeout t);
 RecordLaunchesReply record_launches(Supervisor& sup, const std::string& bundle, Timeout t);
 Reply ceilings(Supervisor& sup, Timeout t);
 Reply forget_bundles(Supervisor& sup, Timeout t);

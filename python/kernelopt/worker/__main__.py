@@ -49,7 +49,8 @@ def main() -> int:
         os.environ["TRITON_INTERPRET"] = "1"
     _host_memory_settings()
     _stack_dumps()
-    from kernelopt.worker.ops import bench_ops, bundle_ops, gpu_ops, process_ops, region_ops, search_ops  # noqa: F401 (their @op handlers register)
+    from kernelopt.worker.ops import (bench_ops, bundle_ops, capture_ops, gpu_ops, process_ops,  # noqa: F401
+                                      region_ops, search_ops)  # (their @op handlers register)
     from kernelopt.worker.protocol import serve
 
     return serve(sys.stdin, out)

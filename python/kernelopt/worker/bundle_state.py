@@ -229,6 +229,12 @@ def _restore_buffers(model: torch.nn.Module, snapshot: dict) -> None:
 _dynamo_epoch = [0]
 
 
+def dynamo_reset() -> None:
+    """Empties Dynamo's caches (a capture in this worker, a model compiled for other modules)."""
+    torch._dynamo.reset()
+    _dynamo_epoch[0] += 1
+
+
 def model_runner(state: BundleState, modules: list | None = None):
     """A callable running the model on its rebuilt inputs with each graph replaced by `modules`
     (default: the baseline's); compiled once, so repeated calls time only the run."""
@@ -250,8 +256,7 @@ def model_runner(state: BundleState, modules: list | None = None):
         # Dynamo traces again after a reset only: the baseline run, the eager check's recording run and
         # the baseline's second run reuse one trace (about 2 s each at these sizes), fresh inputs each.
         backend = BundleBackend(state.meta["graphs"], mods)
-        torch._dynamo.reset()
-        _dynamo_epoch[0] += 1
+        dynamo_reset()
         cached = state.runner = (key, _dynamo_epoch[0], torch.compile(model, backend=backend, dynamic=False), mods)
     compiled = cached[2]
 
