@@ -11,5 +11,6 @@ build/fuzz/engine/parse_fuzz -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 
 echo "[test] ctest"
 ctest --test-dir build --output-on-failure
 echo "[test] pytest"
-# One process per core (pytest-xdist): most tests wait on one single-threaded worker or interpreter.
-python3 -m pytest -q -n "${KOPT_TEST_JOBS:-$(nproc)}" tests/python
+# One process per core (pytest-xdist): most tests wait on one single-threaded worker or interpreter. Tests
+# marked xdist_group share one process (the wheel's engine build and the tests bounding a job's wall time).
+python3 -m pytest -q -n "${KOPT_TEST_JOBS:-$(nproc)}" --dist loadgroup tests/python

@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+# Wall-clock bounds on jobs: never beside the wheel's engine build (test_wheel.py, test.sh's --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("budget_and_build")
+
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "corpus"
 
