@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-# Wall-clock bounds on jobs: never beside the wheel's engine build (test_wheel.py, test.sh's --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("budget_and_build")
+# Wall-clock bounds on jobs: run alone, after the tests run in parallel (test.sh).
+pytestmark = pytest.mark.serial
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "corpus"

@@ -147,10 +147,12 @@ def test_a_problem_file_is_captured_for_the_cpu_in_cpu_mode(kernelopt_bin, tmp_p
 def test_templates_are_verified_and_used(kernelopt_bin, tmp_path, bundle, family):
     """The template library's instance for each family passes G1-G3 and the stitched model matches eager."""
     out = tmp_path / "out"
-    r = optimize(kernelopt_bin, CORPUS / bundle, out, tmp_path / "results.db")
+    # What is tested is the template, not the budget: on a loaded two-core CI machine one cascade of
+    # max_pool2d took more than the default 60 s, so the kernel was left untried.
+    r = optimize(kernelopt_bin, CORPUS / bundle, out, tmp_path / "results.db", "--budget", "600")
     assert r.returncode == 0, r.stderr
     (kernel,) = json.loads((out / "report.json").read_text())["kernels"]
-    assert kernel["family"] == family and kernel["accepted"]
+    assert kernel["family"] == family and kernel["accepted"], kernel.get("note")
     chosen = next(c for c in kernel["candidates"] if c["id"] == kernel["chosen"])
     assert chosen["origin"] == f"template:{family}"
     assert "kernelopt template" in (out / "module_0.py").read_text()

@@ -159,7 +159,7 @@ def test_a_tiled_consumer_reading_the_scans_input_again_folds_into_the_scan(kern
 
 
 
-@pytest.mark.xdist_group("budget_and_build")  # a wall-clock bound: never beside the wheel's build
+@pytest.mark.serial  # a wall-clock bound: run alone (test.sh)
 def test_a_region_cascade_that_does_not_fit_the_budget_is_not_started(kernelopt_bin, tmp_path):
     """With a budget of 8 s the kernels' own search leaves less than a region cascade is estimated to take (the
     sum of its kernels' cascades): the region is not run — in CPU mode one took 33 s with 7 s left, after which

@@ -23,10 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "python" / "kernelopt"
 
-# In the one pytest process that also runs the tests timing a job against its budget (test.sh's
-# --dist loadgroup): the wheel's engine build takes every core for minutes, and a budget test beside it
-# ran 15.2 s against its 15 s bound.
-pytestmark = [pytest.mark.wheel, pytest.mark.xdist_group("budget_and_build")]
+pytestmark = pytest.mark.wheel
 
 # What a binary that needs only glibc may load (ldd's names; the loader and vDSO by their usual names).
 GLIBC_LIBS = {"linux-vdso.so.1", "linux-gate.so.1", "libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0",

@@ -69,7 +69,8 @@ std::string fallback_reason(const json& report) {
 json times_entry(const json& t) {
   json e = json::object();
   // not_timed: why the worker left it out (the eager model whose own run passes the memory plan's target).
-  for (const char* k : {"device_ms", "wall_ms", "kernel_ms", "triton_ms", "vendor_ms", "kernels_per_call", "not_timed"})
+  for (const char* k :
+       {"device_ms", "wall_ms", "kernel_ms", "triton_ms", "vendor_ms", "kernels_per_call", "not_timed"})
     if (t.contains(k)) e[k] = t[k];
   return e;
 }

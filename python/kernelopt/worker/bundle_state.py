@@ -206,10 +206,7 @@ def problem_of(state: BundleState, dtype: torch.dtype | None = None,
     from one run into the next. `dtype` (float64: G3's reference) converts a copy of the model."""
     # Room for the run's inputs and outputs first, for every caller (the baseline's runs, the eager
     # model, the profile's direct call): held state moves off the device before the run, not after.
-    need = max(run_bytes(state.meta, dtype), state.run_needs.get((kind, dtype), 0))
-    if kind == "eager" and dtype is None:
-        need = max(need, eager_need(state))
-    memory.reserve(need, "a model run")
+    memory.reserve(run_need(state, kind, dtype), "a model run")
     problem = _built(state, dtype)
     # Copied to the device from wherever they are (a plan that moved them to the host keeps them
     # there: the run's own copy is the only one the device needs, and the caller made room for it).
@@ -414,6 +411,14 @@ def eager_model(state: BundleState, dtype: torch.dtype | None = None):
         model, inputs = problem_of(state, dtype, "eager")
         with torch.no_grad(), float64_everywhere() if dtype == torch.float64 else contextlib.nullcontext():
             return model(*inputs)
+
+
+def run_need(state: BundleState, kind: str = "model", dtype: torch.dtype | None = None) -> int:
+    """What a model run of `kind` ("model": the compiled modules, "eager") takes on the device: its
+    inputs and outputs, or more as measured (and, for the eager model, as capture measured it)."""
+    if kind == "eager" and dtype is None:
+        return eager_need(state)
+    return max(run_bytes(state.meta, dtype), state.run_needs.get((kind, dtype), 0))
 
 
 def eager_need(state: BundleState) -> int:

@@ -197,7 +197,7 @@ class _Recording:
     def _after(self, rec: LaunchRecord, i: int, a: torch.Tensor, before: torch.Tensor) -> torch.Tensor | None:
         """What the launch left in `a`: None where nothing changed, else a snapshot — or, when the
         device has no room for one, `a` itself, checked unchanged when the model's run ends."""
-        if a is before or same_bytes(a, before):
+        if a is before or memory.same_bytes(a, before):
             return None
         if memory.fits_now(a.untyped_storage().nbytes()):
             return snapshot(a)
@@ -302,17 +302,6 @@ def _mean_std(flat: torch.Tensor, work: torch.dtype) -> tuple[float, float]:
         sq += float(c.to(torch.float64, copy=True).sub_(mean).pow_(2).masked_fill_(~finite, 0.0).sum())
     std = (sq / (count - 1)) ** 0.5 if count > 1 else 1.0
     return mean, std
-
-
-def same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Whether the whole storages under `a` and `b` hold the same bytes (compared in slices)."""
-    sa, sb = a.untyped_storage(), b.untyped_storage()
-    if sa.nbytes() != sb.nbytes():
-        return False
-    ua = torch.empty(0, dtype=torch.uint8, device=a.device).set_(sa)
-    ub = torch.empty(0, dtype=torch.uint8, device=b.device).set_(sb)
-    step = 1 << 26  # torch.equal makes a bool per byte: 64 MiB at most, not the 256 MiB of larger steps
-    return all(torch.equal(ua[i:i + step], ub[i:i + step].to(a.device)) for i in range(0, ua.numel(), step))
 
 
 def chosen_config(kernel) -> dict | None:

@@ -227,11 +227,16 @@ class HeldTree(Spillable):
         if self.remake is None:
             # Each big leaf's fingerprint on the device, read again from the host copy by intact():
             # a spilled baseline output once read 0.96 away from a fresh run of the same modules.
-            self._spilled_prints += [(i, fingerprint(t)) for i, t in enumerate(self._leaves())
-                                     if t.is_cuda and t.untyped_storage().nbytes() >= HOST_REFERENCE_BYTES]
+            self._print_before_moving({id(t) for t in self.tensors()})
             super()._release()
         else:
             self.value = None
+
+    def _print_before_moving(self, moving: set) -> None:
+        """Fingerprints (on the device) of the leaves of HOST_REFERENCE_BYTES or more among `moving`
+        (ids), about to move to the host: what intact() reads again from the host copies."""
+        self._spilled_prints += [(i, fingerprint(t)) for i, t in enumerate(self._leaves())
+                                 if id(t) in moving and t.untyped_storage().nbytes() >= HOST_REFERENCE_BYTES]
 
     def intact(self, compute: torch.device | None = None) -> bool:
         """Whether the leaves moved to the host still hold what they held on the device (their
@@ -284,8 +289,7 @@ def kept_tree(value, remake=None) -> HeldTree:
     if on_gpu() and in_use() > target() and remake is None:
         big = [t for t in held.tensors() if t.untyped_storage().nbytes() >= HOST_REFERENCE_BYTES]
         if big:
-            ids = {id(t) for t in big}
-            held._spilled_prints += [(i, fingerprint(t)) for i, t in enumerate(held._leaves()) if id(t) in ids]
+            held._print_before_moving({id(t) for t in big})
             placed = dict(zip(map(id, big), moved(big, torch.device("cpu"))))
             held._place([placed.get(id(t), t) for t in held.tensors()])
     return held
@@ -350,12 +354,12 @@ def _intact_host_copy(dst: torch.Tensor, raw: torch.Tensor) -> torch.Tensor:
     on the device decides every later comparison wrongly: the baseline's spilled output of one
     problem (5.2 GB, transposed) later read 0.96 away from a fresh run of the same modules (H100,
     session 29). Reading back costs a host-to-device pass, a tenth of a second for GBs pinned."""
-    if _equal_in_slices(dst, raw):
+    if same_bytes(raw, dst):
         return dst
     note_copy_mismatch("a copy to the host came back different", bytes=raw.numel(), pinned=dst.is_pinned())
     again = torch.empty(raw.numel(), dtype=torch.uint8)
     again.copy_(raw)
-    if not _equal_in_slices(again, raw):
+    if not same_bytes(raw, again):
         raise RuntimeError(f"a copy of {gib(raw.numel())} from the device to host memory came back different twice; "
                            "rerun with KERNELOPT_WORKER_MEMORY set above the problem's needs to keep it on the device")
     return again
@@ -368,12 +372,16 @@ def note_copy_mismatch(what: str, **fields) -> None:
         trace(stage=what, **fields)
 
 
-def _equal_in_slices(host: torch.Tensor, dev: torch.Tensor, step: int = 64 << 20) -> bool:
-    """Whether 1-D byte tensors `host` and `dev` hold the same bytes, read in `step`-byte slices."""
-    for i in range(0, dev.numel(), step):
-        if not torch.equal(host[i:i + step].to(dev.device), dev[i:i + step]):
-            return False
-    return True
+def same_bytes(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether the whole storages under `a` and `b` hold the same bytes (compared in slices on `a`'s
+    device: a host copy is read back to the GPU its original lives on)."""
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    if sa.nbytes() != sb.nbytes():
+        return False
+    ua = torch.empty(0, dtype=torch.uint8, device=a.device).set_(sa)
+    ub = torch.empty(0, dtype=torch.uint8, device=b.device).set_(sb)
+    step = 1 << 26  # torch.equal makes a bool per byte: 64 MiB at most, not the 256 MiB of larger steps
+    return all(torch.equal(ua[i:i + step], ub[i:i + step].to(a.device)) for i in range(0, ua.numel(), step))
 
 
 # Spills go to pinned host memory: a copy into fresh pageable memory ran at about 1.2 GB/s (the

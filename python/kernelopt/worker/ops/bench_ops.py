@@ -32,7 +32,7 @@ from collections import defaultdict
 import torch
 
 from ..bundle_state import (compiled_candidates, eager_need, eager_on_device, get_bundle, loaded_bundles, model_runner,
-                            run_bytes, stitched_modules)
+                            run_need, stitched_modules)
 from ..measure import memory, timing
 from ..protocol import op
 from .gpu_ops import Switch
@@ -103,10 +103,7 @@ def side_by_side(state, req: dict) -> dict:
     # The eager model is timed only where its run fits the memory plan's soft target: one whose own
     # temporaries pass it (a half-precision norm upcast whole) would set the job's peak here alone.
     timed_eager = eager_on_device(state)
-    need = max([run_bytes(state.meta), *(v for (kind, dtype), v in state.run_needs.items()
-                                         if dtype is None and (timed_eager or kind != "eager"))])
-    if timed_eager:
-        need = max(need, eager_need(state))
+    need = max(run_need(state), run_need(state, "eager") if timed_eager else 0)
     memory.reserve(need + timing.flush_bytes(), "the bench's side-by-side timing")
     compiled = model_runner(state, switches)
     # Eager reads the compiled runs' own input copies: a second copy of GB-sized inputs was the largest

@@ -11,7 +11,7 @@ from collections import defaultdict
 import torch
 
 from ..bundle_runner import call_args
-from ..bundle_state import (BundleState, candidate_launcher, get_bundle, model_runner, problem_of, run_bytes,
+from ..bundle_state import (BundleState, candidate_launcher, get_bundle, model_runner, problem_of, run_need,
                             stitched_modules)
 from ..measure import memory, timing
 from ..measure.launches import LaunchRecord, restore
@@ -127,8 +127,7 @@ def _reserve_timed_run(state: BundleState) -> None:
     """Room for a timed model run and the L2 flush buffer its timing allocates: left out, the
     buffer's fixed 256 MiB came on top of held state, and a 0.25 GiB problem's job peaked at 3.6x
     torch.compile's peak in time_module (benchmarks/RESULTS.md, session 29)."""
-    need = max(run_bytes(state.meta), state.run_needs.get(("model", None), 0))
-    memory.reserve(need + timing.flush_bytes(), "timing the model")
+    memory.reserve(run_need(state) + timing.flush_bytes(), "timing the model")
 
 
 def _direct_call(state: BundleState):
