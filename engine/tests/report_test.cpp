@@ -445,6 +445,9 @@ TEST(ReportGates, SummariesCarryTheNumbersJudged) {
                                                  {"atol", 1e-5}, {"rtol", 1e-4}}}}}}};
   EXPECT_EQ(gate_summary(g2), "outputs differ from the original kernel's: arg 2: max abs err 0.041 (output scale 1; "
                               "allowed atol 1e-05 + rtol 0.0001 x |value|)");
+  g2["evidence"]["mismatched_args"][0]["mismatched"] = 4096;  // a float output's count of elements off
+  EXPECT_EQ(gate_summary(g2), "outputs differ from the original kernel's: arg 2: max abs err 0.041 (output scale 1; "
+                              "allowed atol 1e-05 + rtol 0.0001 x |value|, 4096 elements outside it)");
   json g1 = {{"gate", "G1"}, {"evidence", {{"findings", {{{"passed", false}, {"message", "stores outside the mask"}}}}}}};
   EXPECT_EQ(gate_summary(g1), "stores outside the mask");
 }

@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 import torch
-from conftest import CORPUS, worker_process
+from conftest import CORPUS, gpu_tier, worker_process
 
 from kernelopt.worker.measure import compare as cmp
 from kernelopt.worker.measure import memory
@@ -340,8 +340,15 @@ def test_a_live_after_is_checked_at_recording_and_dropped(monkeypatch):
     from kernelopt.worker import bundle_state
     from kernelopt.worker.ops import bench_ops, bundle_ops
 
+    from kernelopt.worker.measure.launches import LaunchRecord
+
     monkeypatch.setenv("KERNELOPT_DEVICE", "cpu")
     monkeypatch.setattr(memory, "fits_now", lambda need: False)
+    # Each record comes back to the device before its check (one spilled to the host while later
+    # launches were recorded was launched on host tensors on the GPU).
+    used = []
+    use = LaunchRecord.use
+    monkeypatch.setattr(LaunchRecord, "use", lambda self, stage: (used.append((id(self), stage)), use(self, stage))[1])
     try:
         bundle_ops.run_baseline({"bundle": str(CORPUS / "softmax_lastdim")})
         state = bundle_state.get_bundle({"bundle": str(CORPUS / "softmax_lastdim")})
@@ -349,6 +356,7 @@ def test_a_live_after_is_checked_at_recording_and_dropped(monkeypatch):
         for rec in state.launches:
             assert rec.after == []
             assert rec.isolated is not None and rec.isolated["ok"], rec.isolated
+            assert (id(rec), "checking a launch's original alone") in used
     finally:
         bench_ops.forget_bundles({})
 
@@ -494,14 +502,14 @@ def test_an_eager_run_past_the_target_runs_on_the_host_and_is_not_timed(monkeypa
 
 
 def test_a_host_copy_is_read_back_before_it_is_trusted():
-    # The spill's read-back: equal bytes pass, one changed byte in a later slice is found; an
+    # The spill's read-back: equal bytes pass, one changed byte is found; an
     # intact copy is kept as it is (no second copy).
     dev = torch.arange(1000, dtype=torch.int32).view(torch.uint8)
     host = dev.clone()
-    assert memory._equal_in_slices(host, dev, step=256)
+    assert memory.same_bytes(dev, host)
     assert memory._intact_host_copy(host, dev) is host and memory._copy_mismatches[0] == 0
     host[3001] ^= 1
-    assert not memory._equal_in_slices(host, dev, step=256)
+    assert not memory.same_bytes(dev, host)
     fixed = memory._intact_host_copy(host, dev)  # copied again, then read back equal
     assert fixed is not host and torch.equal(fixed, dev) and memory._copy_mismatches[0] == 1
     memory._copy_mismatches[0] = 0
@@ -540,6 +548,42 @@ def test_a_baseline_reference_that_changed_on_the_host_is_made_again(monkeypatch
     finally:
         memory._copy_mismatches[0] = 0
         bench_ops.forget_bundles({})
+
+
+@gpu_tier
+def test_on_the_gpu_a_spilled_transposed_reference_reads_as_it_was():
+    # The layout of the reference that once read 0.96 away from a fresh run (fp16, transposed, above
+    # HOST_REFERENCE_BYTES): spilled to pinned host memory (where a spilled reference stays: readers
+    # compare from there) it is intact, compares equal to the device original in storage-order
+    # slices (host against device) and byte for byte; one changed element on the host is found.
+    g = torch.Generator(device="cuda").manual_seed(41)
+    x = torch.randn(2053, 131071, device="cuda", dtype=torch.float16, generator=g).t()
+    want = x.clone(memory_format=torch.preserve_format)
+    assert want.stride() == x.stride() and x.untyped_storage().nbytes() >= memory.HOST_REFERENCE_BYTES
+    held = memory.HeldTree({"y": x})
+    del x
+    assert held.spill() > 0 and held.on_host and held._spilled_prints
+    host = held.get()["y"]
+    assert host.device.type == "cpu" and host.stride() == want.stride() and host.is_pinned()
+    assert held.intact()
+    r = cmp.compare_tensor(host, want)
+    assert r["ok"] and r["max_abs"] == 0.0 and r["mismatched"] == 0, r
+    assert torch.equal(host.cuda(), want)
+    memory.flat_view(host)[12345] += 1  # the spilled storage in storage order: one element changed
+    del host
+    assert not held.intact()
+    r = cmp.compare_tensor(held.get()["y"], want)
+    assert not r["ok"] and r["mismatched"] == 1, r
+
+
+def test_a_float_comparison_counts_the_elements_outside_tolerance():
+    want = torch.randn(300, 7, generator=torch.Generator().manual_seed(3))
+    got = want.clone()
+    got[3, 2] += 1.0
+    got[299, 6] -= 2.0
+    r = cmp.compare_tensor(got, want)
+    assert not r["ok"] and r["mismatched"] == 2 and r["max_abs"] >= 2.0
+    assert cmp.compare_tensor(want.clone(), want)["mismatched"] == 0
 
 
 def test_the_flush_buffer_is_twice_the_gpus_l2(monkeypatch):
