@@ -237,7 +237,7 @@ def test_bad_input_is_one_line_naming_the_fix(kernelopt_bin, suite, tmp_path, ar
     assert message in r.stderr and r.stderr.count("\n") <= 2, r.stderr
 
 
-def test_kernel_files_are_captured_ahead_and_their_jobs_start_from_the_bundles(kernelopt_bin, tmp_path):
+def test_kernel_files_are_captured_ahead_and_their_jobs_start_from_the_bundles(kernelopt_bin, tmp_path, monkeypatch):
     """--capture-jobs: problems are captured before the first job, several at a time; each job starts
     from its bundle (its load stage is the bundle read, the capture's time is kept as capture_ahead);
     a model file is captured ahead too (Triton kernels for CPU tensors); bundles already captured are
@@ -270,8 +270,9 @@ def test_kernel_files_are_captured_ahead_and_their_jobs_start_from_the_bundles(k
     assert "[bench] capturing" not in err, err  # the bundles are there: nothing to capture
     assert all(r["stages"] is None or "capture_ahead" in r["stages"] for r in again.values())
 
-    err, inside = run(tmp_path / "inside", "--capture-jobs", "0")
-    assert "[bench] capturing" not in err, err
+    monkeypatch.setenv("KERNELOPT_CAPTURE_IN_WORKER", "0")  # each job's own capture process
+    err, inside = run(tmp_path / "inside", "--capture-jobs", "0", "--verbose")
+    assert "[bench] capturing" not in err and err.count("capture process:") == 3, err
     for name in ("softmax", "layer_norm"):
         assert "capture_ahead" not in inside[name]["stages"] and inside[name]["stages"]["load"] > 1.0
         # optimized or fallback alike: on CPU the performance gate's verdict rests on interpreter timings,
@@ -358,8 +359,8 @@ def test_kernel_sums_split_triton_from_vendor():
 
 
 def test_a_problem_captured_in_the_pools_worker_is_optimized(kernelopt_bin, tmp_path, monkeypatch):
-    """KERNELOPT_CAPTURE_IN_WORKER=1: the job's capture is the pool worker's `capture` request, not a
-    process of its own; the bundle is the same kind (Triton kernels for the interpreter here), and a
+    """By default (KERNELOPT_CAPTURE_IN_WORKER unset) the job's capture is the pool worker's `capture`
+    request, not a process of its own; the bundle is the same kind (Triton kernels for the interpreter here), and a
     problem that fails to capture is an error row naming the capture's own error; the worker goes on."""
     s = tmp_path / "suite" / "level1"
     s.mkdir(parents=True)
@@ -369,7 +370,7 @@ def test_a_problem_captured_in_the_pools_worker_is_optimized(kernelopt_bin, tmp_
                                    "    raise RuntimeError('no inputs on purpose')\n\n\ndef get_init_inputs():\n"
                                    "    return []\n")
     shutil.copy(ROOT / "examples/problems/softmax_lastdim.py", s / "c_softmax_lastdim.py")
-    monkeypatch.setenv("KERNELOPT_CAPTURE_IN_WORKER", "1")
+    monkeypatch.delenv("KERNELOPT_CAPTURE_IN_WORKER", raising=False)
     r = bench(kernelopt_bin, tmp_path / "suite", "--device", "cpu", "--out", tmp_path / "run", "--db",
               tmp_path / "results.db", "--budget-per-problem", 30, "--verbose", "--capture-jobs", 0)
     assert r.returncode == 0, r.stderr

@@ -10,7 +10,6 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 
 #include <cstdlib>
 #include <fstream>
@@ -50,27 +49,8 @@ bool is_kernel_file(const std::string& path) {
 
 bool capture_in_worker() {
   const char* v = std::getenv("KERNELOPT_CAPTURE_IN_WORKER");
-  return v != nullptr && std::string(v) == "1";
+  return v == nullptr || std::string(v) != "0";
 }
-
-namespace {
-
-// What is already in the pipe, read without waiting for more, line by line into `take`.
-template <class Take>
-void drain(int fd, std::string& pending, Take& take) {
-  char buf[4096];
-  for (;;) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 0) <= 0) break;
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n <= 0) break;
-    pending.append(buf, static_cast<size_t>(n));
-    for (size_t nl; (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1))
-      take(pending.substr(0, nl));
-  }
-}
-
-}  // namespace
 
 int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
   using Clock = std::chrono::steady_clock;
@@ -118,6 +98,11 @@ int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
       }
     };
     char buf[4096];
+    auto feed = [&](ssize_t n) {  // what one read gave: its whole lines handed over, the rest kept
+      pending.append(buf, static_cast<size_t>(n));
+      for (size_t nl; (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1))
+        take(pending.substr(0, nl));
+    };
     for (;;) {
       // The capture's own exit ends the wait, not the pipe's end: its compile workers (a process group of
       // its own, stderr inherited) may hold the pipe open for seconds after it has exited.
@@ -132,7 +117,12 @@ int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
         }
         if (waitpid(pid, &status, WNOHANG) == pid) {
           reaped = true;
-          drain(fds[0], pending, take);
+          // What it wrote before it exited, without waiting for the pipe's end.
+          for (pollfd q{fds[0], POLLIN, 0}; poll(&q, 1, 0) > 0;) {
+            ssize_t n = read(fds[0], buf, sizeof buf);
+            if (n <= 0) break;
+            feed(n);
+          }
           break;
         }
         continue;
@@ -143,9 +133,7 @@ int capture_and_wait(const CaptureOptions& o, std::string* error_line) {
         if (errno == EINTR) continue;
         break;
       }
-      pending.append(buf, static_cast<size_t>(n));
-      for (size_t nl; (nl = pending.find('\n')) != std::string::npos; pending.erase(0, nl + 1))
-        take(pending.substr(0, nl));
+      feed(n);
     }
     if (!pending.empty()) take(pending);
     close(fds[0]);

@@ -25,9 +25,9 @@ inline void set_job_device(CaptureOptions& o, const std::string& device) {
   o.cpu_kernels = device == "cpu" ? "triton" : "cpp";
 }
 
-// KERNELOPT_CAPTURE_IN_WORKER=1: a job given a pool of workers (`kernelopt bench`) captures its problem file in
-// the pool's worker (the `capture` request) instead of a process of its own (docs/bench.md). Off by default
-// until a GPU run has measured it.
+// A job given a pool of workers (`kernelopt bench`) captures its problem file in the pool's worker (the
+// `capture` request) instead of a process of its own (docs/bench.md): 1-10 s against 17-24 s on the H100
+// (benchmarks/RESULTS.md, session 30). KERNELOPT_CAPTURE_IN_WORKER=0 turns it off.
 bool capture_in_worker();
 
 // The capture's command line (`kernelopt capture` runs it in place of itself).
