@@ -361,6 +361,28 @@ def test_a_live_after_is_checked_at_recording_and_dropped(monkeypatch):
         bench_ops.forget_bundles({})
 
 
+def test_a_launch_on_host_copies_of_a_gpu_record_is_named(monkeypatch):
+    # A record still on the host when its kernel is launched (one spilled while later launches were
+    # recorded) is a clear error naming the record, not Triton's "argument 9 must be int, not None".
+    from kernelopt.worker import bundle_state
+    from kernelopt.worker.ops import bench_ops, bundle_ops
+
+    monkeypatch.setenv("KERNELOPT_DEVICE", "cpu")
+    bundle = {"bundle": str(CORPUS / "softmax_lastdim")}
+    try:
+        bundle_ops.run_baseline(bundle)
+        state = bundle_state.get_bundle(bundle)
+        rec = state.launches[0]
+        runs = bundle_ops._KernelRuns(state, rec, None, None, (), "nan")
+        launcher = getattr(state.modules[rec.graph], rec.kernel)
+        assert runs.run(launcher)  # the record's own device (the host here): it launches
+        rec.device = torch.device("cuda")  # recorded on a GPU, its copies on the host
+        with pytest.raises(RuntimeError, match="not brought back"):
+            runs.run(launcher)
+    finally:
+        bench_ops.forget_bundles({})
+
+
 @pytest.mark.parametrize("make", [
     lambda: torch.randn(1000, 37),
     lambda: torch.randn(7, dtype=torch.bfloat16),  # 14 bytes: three words and a two-byte tail

@@ -206,6 +206,12 @@ class _KernelRuns:
         poison_args(args, self.poisoned, self.fill, -1 if self.seed is None else self.seed)
         # From the inputs, not the record: a seed's run may have moved the record to the host.
         cuda = any(isinstance(a, torch.Tensor) and a.is_cuda for a in self.base)
+        if not cuda and self.rec.device is not None and self.rec.device.type == "cuda":
+            # A launch on host copies fails inside Triton's launcher with "argument 9 must be int, not
+            # None" (its stream): named here instead, with where to look.
+            raise RuntimeError(f"{self.rec.kernel}: its launch arguments are on the host, the kernel on "
+                               f"{self.rec.device}: the record was not brought back (LaunchRecord.use) before "
+                               "its launch")
         stream = torch.cuda.current_stream().cuda_stream if cuda else None
         launcher.run(*args, stream=stream, **self.rec.kwargs)
         if cuda:
