@@ -537,6 +537,20 @@ def test_a_host_copy_is_read_back_before_it_is_trusted():
     memory._copy_mismatches[0] = 0
 
 
+@pytest.mark.parametrize("nbytes", [8 * 1000, 8 * 1000 + 3])  # words, and a tail that is not one
+def test_same_bytes_finds_one_changed_byte_anywhere(monkeypatch, nbytes):
+    # Compared in slices of 8-byte words where aligned (the slices made small here so that there are
+    # several, the last one short): one changed byte is found in the first, a middle and the last slice.
+    monkeypatch.setattr(memory, "_SAME_STEP", 1024)
+    a = torch.randint(0, 256, (nbytes,), dtype=torch.uint8, generator=torch.Generator().manual_seed(nbytes))
+    assert memory.same_bytes(a, a.clone())
+    for at in (0, 4321, nbytes - 1):
+        b = a.clone()
+        b[at] ^= 16
+        assert not memory.same_bytes(a, b), at
+    assert not memory.same_bytes(a, a[:-1].clone())  # storages of another size
+
+
 def test_a_reference_whose_host_copy_changed_is_not_intact(monkeypatch):
     # The fingerprints taken when its leaves moved to the host are worked again from the host copy;
     # one changed byte there makes the reference not intact (the baseline's is then made again).
