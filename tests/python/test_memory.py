@@ -612,6 +612,34 @@ def test_on_the_gpu_a_spilled_transposed_reference_reads_as_it_was():
     assert not r["ok"] and r["mismatched"] == 1, r
 
 
+def test_a_regions_recorded_inputs_keep_their_records_on_the_device(monkeypatch):
+    # The records a region's G2 reads its inputs from come back to the device together and are kept
+    # there for the request: one spilled under it would free nothing (the inputs hold its tensors).
+    from kernelopt.worker import bundle_state
+    from kernelopt.worker.ops import bench_ops, bundle_ops, region_ops
+
+    monkeypatch.setenv("KERNELOPT_DEVICE", "cpu")
+    bundle = {"bundle": str(CORPUS / "group_norm")}
+    try:
+        bundle_ops.run_baseline(bundle)
+        state = bundle_state.get_bundle(bundle)
+        recs = state.launches[:2]
+        assert len({r.kernel for r in recs}) == 2
+        req = dict(bundle, graph=0, bindings=[{"name": f"in{i}", "kernel": r.kernel, "launch": r.index, "arg": 0}
+                                              for i, r in enumerate(recs)])
+        calls = []
+        monkeypatch.setattr(memory, "reserve", lambda need, stage, keep=(): calls.append((stage, set(map(id, keep)))))
+        for r in recs:
+            r.on_host = True  # as if spilled (in CPU mode the host is where they already are)
+        inputs = region_ops._inputs(state, req)
+        assert [inputs[f"in{i}"] is r.args[0] for i, r in enumerate(recs)] == [True, True]
+        assert len(calls) == 2 and all(keep == {id(r) for r in recs} for _, keep in calls), calls
+        assert not any(r.on_host for r in recs)
+        assert region_ops._bound_records(state, dict(req, seed=3)) == ()  # a seed's draws are its own
+    finally:
+        bench_ops.forget_bundles({})
+
+
 def test_a_float_comparison_counts_the_elements_outside_tolerance():
     want = torch.randn(300, 7, generator=torch.Generator().manual_seed(3))
     got = want.clone()

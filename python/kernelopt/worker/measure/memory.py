@@ -195,11 +195,12 @@ class Spillable:
     def _release(self) -> None:
         self._place(moved(self.tensors(), torch.device("cpu")))
 
-    def use(self, stage: str) -> None:
+    def use(self, stage: str, keep: tuple = ()) -> None:
+        """Back on the device; `keep`: other holders the caller is about to read, never spilled for it."""
         self.touch()
         if self.on_host:
             need = storage_bytes(self.tensors())
-            reserve(need, stage, keep=(self,))
+            reserve(need, stage, keep=(self, *keep))
             self._place(moved(self.tensors(), self.device))
             self.on_host = False
 

@@ -30,16 +30,33 @@ from .bundle_ops import run_baseline
 _ALLOCATORS = ("empty_strided_cuda", "empty_strided_cpu", "empty_strided", "empty_strided_xpu")
 
 
+def _bound_records(state: BundleState, req: dict) -> tuple:
+    """The launch records whose arguments the request's inputs are (the recorded inputs; a seed's
+    draws are the request's own tensors): held on the device for the whole request. Spilled under
+    it, a record's device tensors stay alive in the inputs, so the spill frees nothing and only
+    copies: 09's region G2 passed its target by 170 MiB so (benchmarks/RESULTS.md, session 30)."""
+    if req.get("seed") is not None:
+        return ()
+    graph = req.get("graph", 0)
+    recs = {}
+    for b in req["bindings"]:
+        rec = state.launch(graph, b["kernel"], b["launch"])
+        recs[id(rec)] = rec
+    return tuple(recs.values())
+
+
 def _inputs(state: BundleState, req: dict) -> dict[str, Any]:
     """Each bound name's tensor: the recorded argument, or a seed's draw from that record."""
     seed, kind = req.get("seed"), req.get("inputs", "matched")
     graph = req.get("graph", 0)
+    keep = _bound_records(state, req)
+    for rec in keep:  # all back first: one brought back must not send another away
+        rec.use("G2 of a region (the launches' recorded arguments)", keep=keep)
     drawn: dict = {}
     out = {}
     for b in req["bindings"]:
         rec = state.launch(graph, b["kernel"], b["launch"])
         if seed is None:
-            rec.use("G2 of a region (the launches' recorded arguments)")
             out[b["name"]] = rec.args[b["arg"]]
             continue
         if id(rec) not in drawn:
@@ -82,7 +99,8 @@ def run_region(req: dict) -> dict:
     # Each side's copies of the inputs, and at least as much again for what the statements allocate
     # (outputs and, on the original's side, the internal buffers): a lower bound, the plan's spill
     # makes room for it before anything runs.
-    memory.reserve(3 * memory.storage_bytes(inputs.values()) + cmp.compare_allowance(), "G2 of a region")
+    memory.reserve(3 * memory.storage_bytes(inputs.values()) + cmp.compare_allowance(), "G2 of a region",
+                   keep=_bound_records(state, req))
     baseline = state.modules[graph]
     candidate = stitched_modules(state, {"source": req["source"], "graph": graph})[graph]
     want = _run(baseline, req["original"], inputs, outputs, fill)
