@@ -9,6 +9,7 @@
   suite's later problems, are unaffected.
 """
 
+import contextlib
 import json
 import os
 import pathlib
@@ -361,17 +362,27 @@ def test_a_live_after_is_checked_at_recording_and_dropped(monkeypatch):
         bench_ops.forget_bundles({})
 
 
-def test_a_launch_on_host_copies_of_a_gpu_record_is_named(monkeypatch):
-    # A record still on the host when its kernel is launched (one spilled while later launches were
-    # recorded) is a clear error naming the record, not Triton's "argument 9 must be int, not None".
+@contextlib.contextmanager
+def _baseline_state(monkeypatch, name: str):
+    """A corpus bundle's state in this process after its baseline run (CPU mode), forgotten after."""
     from kernelopt.worker import bundle_state
     from kernelopt.worker.ops import bench_ops, bundle_ops
 
     monkeypatch.setenv("KERNELOPT_DEVICE", "cpu")
-    bundle = {"bundle": str(CORPUS / "softmax_lastdim")}
+    bundle = {"bundle": str(CORPUS / name)}
     try:
         bundle_ops.run_baseline(bundle)
-        state = bundle_state.get_bundle(bundle)
+        yield bundle_state.get_bundle(bundle)
+    finally:
+        bench_ops.forget_bundles({})
+
+
+def test_a_launch_on_host_copies_of_a_gpu_record_is_named(monkeypatch):
+    # A record still on the host when its kernel is launched (one spilled while later launches were
+    # recorded) is a clear error naming the record, not Triton's "argument 9 must be int, not None".
+    from kernelopt.worker.ops import bundle_ops
+
+    with _baseline_state(monkeypatch, "softmax_lastdim") as state:
         rec = state.launches[0]
         runs = bundle_ops._KernelRuns(state, rec, None, None, (), "nan")
         launcher = getattr(state.modules[rec.graph], rec.kernel)
@@ -379,8 +390,6 @@ def test_a_launch_on_host_copies_of_a_gpu_record_is_named(monkeypatch):
         rec.device = torch.device("cuda")  # recorded on a GPU, its copies on the host
         with pytest.raises(RuntimeError, match="not brought back"):
             runs.run(launcher)
-    finally:
-        bench_ops.forget_bundles({})
 
 
 @pytest.mark.parametrize("make", [
@@ -615,17 +624,12 @@ def test_on_the_gpu_a_spilled_transposed_reference_reads_as_it_was():
 def test_a_regions_recorded_inputs_keep_their_records_on_the_device(monkeypatch):
     # The records a region's G2 reads its inputs from come back to the device together and are kept
     # there for the request: one spilled under it would free nothing (the inputs hold its tensors).
-    from kernelopt.worker import bundle_state
-    from kernelopt.worker.ops import bench_ops, bundle_ops, region_ops
+    from kernelopt.worker.ops import region_ops
 
-    monkeypatch.setenv("KERNELOPT_DEVICE", "cpu")
-    bundle = {"bundle": str(CORPUS / "group_norm")}
-    try:
-        bundle_ops.run_baseline(bundle)
-        state = bundle_state.get_bundle(bundle)
+    with _baseline_state(monkeypatch, "group_norm") as state:
         recs = state.launches[:2]
         assert len({r.kernel for r in recs}) == 2
-        req = dict(bundle, graph=0, bindings=[{"name": f"in{i}", "kernel": r.kernel, "launch": r.index, "arg": 0}
+        req = dict(bundle=str(CORPUS / "group_norm"), graph=0, bindings=[{"name": f"in{i}", "kernel": r.kernel, "launch": r.index, "arg": 0}
                                               for i, r in enumerate(recs)])
         calls = []
         monkeypatch.setattr(memory, "reserve", lambda need, stage, keep=(): calls.append((stage, set(map(id, keep)))))
@@ -636,8 +640,6 @@ def test_a_regions_recorded_inputs_keep_their_records_on_the_device(monkeypatch)
         assert len(calls) == 2 and all(keep == {id(r) for r in recs} for _, keep in calls), calls
         assert not any(r.on_host for r in recs)
         assert region_ops._bound_records(state, dict(req, seed=3)) == ()  # a seed's draws are its own
-    finally:
-        bench_ops.forget_bundles({})
 
 
 def test_a_float_comparison_counts_the_elements_outside_tolerance():
