@@ -201,3 +201,25 @@ def test_triton_kernels_are_a_cpu_choice(tmp_path, capsys):
     assert cap.main([str(PROBLEMS / "matmul.py"), "--out", str(tmp_path / "out"), "--cpu-kernels", "triton"]) == 2
     err = capsys.readouterr().err
     assert "--cpu-kernels triton applies to --device cpu" in err and "drop --cpu-kernels" in err
+
+
+def test_an_infinite_eager_difference_is_written_and_replied_as_strict_json(tmp_path):
+    """A product that overflows on one side only (eager fp16 inf, compiled finite) makes the
+    capture's sanity difference infinite: the bundle and the worker's reply are still strict JSON
+    (the engine's parser refuses Infinity), carrying it as "inf"."""
+    from kernelopt.worker.capture import capture_common
+    from kernelopt.worker.protocol import reply_line
+
+    eager = torch.tensor([1.0, float("inf"), 3.0], dtype=torch.float16)
+    compiled = torch.tensor([1.0, 60000.0, 3.0], dtype=torch.float16)
+    diff = cap._compare(eager, compiled)
+    assert diff["max_abs"] == float("inf")
+    problem = tmp_path / "p.py"
+    problem.write_text("# a problem\n")
+    capture_common._write_bundle(tmp_path / "b", False, problem, ["# module\n"],
+                                 {"eager_vs_compiled": diff, "graphs": []})
+    assert _strict_json(tmp_path / "b" / "meta.json")["eager_vs_compiled"]["max_abs"] == "inf"
+    line = reply_line({"id": 3, "ok": True, "eager_vs_compiled": diff, "ms": [float("nan"), 1.5]})
+    reply = json.loads(line, parse_constant=lambda c: pytest.fail(f"non-standard constant {c}"))
+    assert reply["eager_vs_compiled"]["max_abs"] == "inf" and reply["ms"] == ["nan", 1.5]
+    assert json.loads(reply_line({"id": 4, "ok": True, "x": 2.5})) == {"id": 4, "ok": True, "x": 2.5}

@@ -9,6 +9,7 @@ CUDA context unusable (illegal address, launch failure) the reply also says
 from __future__ import annotations
 
 import json
+import math
 import os
 import traceback
 
@@ -130,6 +131,27 @@ def handle(req: dict) -> dict:
     return reply
 
 
+def _finite(v):
+    """`v` with every non-finite float written as a string ("inf", "-inf", "nan")."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
+
+
+def reply_line(reply: dict) -> str:
+    """One reply as a JSON line the engine can parse: JSON has no Infinity or NaN (Python writes them,
+    the engine's parser refuses the whole line), so a reply holding one, such as a difference that
+    overflowed on one side only, carries it as a string rather than losing the reply."""
+    try:
+        return json.dumps(reply, default=str, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(reply), default=str, allow_nan=False)
+
+
 def serve(inp, out) -> int:
     """Answers requests until `shutdown` or the end of `inp`. The handlers are whatever modules the
     caller imported registered with @op (__main__ imports the worker's op modules, ops/): the registry
@@ -146,6 +168,6 @@ def serve(inp, out) -> int:
         if req.get("op") == "shutdown":
             out.write(json.dumps({"id": req.get("id"), "ok": True}) + "\n")
             return 0
-        out.write(json.dumps(handle(req), default=str) + "\n")
+        out.write(reply_line(handle(req)) + "\n")
         out.flush()
     return 0

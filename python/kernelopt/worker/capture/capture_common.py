@@ -266,7 +266,9 @@ def _write_bundle(out_dir: Path, force: bool, problem_path: Path, sources: list[
             with open(tmp / f"module_{i}.py", "w", encoding="utf-8", newline="") as f:
                 f.write(source)
         with open(tmp / "meta.json", "w", encoding="utf-8") as f:
-            json.dump(meta, f, indent=2, allow_nan=False)
+            # _jsonable: an eager-vs-compiled difference can be infinite (a product that overflows on one
+            # side only); JSON has no Infinity, and the bundle must still be written.
+            json.dump(_jsonable(meta), f, indent=2, allow_nan=False)
             f.write("\n")
         if out_dir.is_dir() and not any(out_dir.iterdir()):
             out_dir.rmdir()
