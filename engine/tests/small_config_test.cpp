@@ -17,11 +17,12 @@ const ir::Kernel& kernel(const ir::Bundle& b, const std::string& name) {
   return *k;
 }
 
-TEST(SmallConfig, PointwiseXblockShrinksToTwoPrograms) {
+TEST(SmallConfig, PointwiseXblockShrinksToSeveralPrograms) {
   auto b = kopt::testing::corpus("gelu_scale");
   const ir::Kernel& k = kernel(*b, "triton_poi_fused_add_gelu_mul_0");  // size_hints x: 65536
+  // Half the numel (two programs) is above the tile budget of 4096: 16 programs.
   EXPECT_EQ(verify::small_config(k, k.source),
-            (json{{"XBLOCK", 32768}, {"num_warps", 4}, {"num_stages", 1}}));
+            (json{{"XBLOCK", 4096}, {"num_warps", 4}, {"num_stages", 1}}));
   // Pinned to a block that already gives many programs: nothing to shrink, no extra run.
   EXPECT_EQ(verify::small_config(k, ir::pin_config(k.source, k.name, {{"XBLOCK", 256}, {"num_warps", 4}})),
             std::nullopt);
@@ -30,14 +31,14 @@ TEST(SmallConfig, PointwiseXblockShrinksToTwoPrograms) {
 TEST(SmallConfig, LoopedReductionShrinksXblockAndItsLoopStep) {
   auto b = kopt::testing::corpus("row_sum_long");
   const ir::Kernel& k = kernel(*b, "triton_red_fused_sum_0");  // x: 64, r0_: 8192, `tl.range(0, r0_numel, R0_BLOCK)`
-  // Halves (32 x 4096) pass the tile budget of 65536: the larger block halves again.
+  // Halves (32 x 4096) pass the tile budget of 4096: the larger block halves until the tile fits.
   EXPECT_EQ(verify::small_config(k, k.source),
-            (json{{"XBLOCK", 32}, {"R0_BLOCK", 2048}, {"num_warps", 4}, {"num_stages", 1}}));
+            (json{{"XBLOCK", 32}, {"R0_BLOCK", 128}, {"num_warps", 4}, {"num_stages", 1}}));
   // Through an alias of the block, as Inductor writes `RBLOCK: tl.constexpr = R0_BLOCK`.
   std::string aliased = kopt::testing::replaced(kopt::testing::replaced(k.source, "tl.range(0, r0_numel, R0_BLOCK)",
                                                             "tl.range(0, r0_numel, RB)"),
                                           "    xoffset", "    RB: tl.constexpr = R0_BLOCK\n    xoffset");
-  EXPECT_EQ(verify::small_config(k, aliased).value()["R0_BLOCK"], 2048);
+  EXPECT_EQ(verify::small_config(k, aliased).value()["R0_BLOCK"], 128);
 }
 
 TEST(SmallConfig, PersistentReductionKeepsItsRowBlock) {
@@ -50,11 +51,12 @@ TEST(SmallConfig, PersistentReductionKeepsItsRowBlock) {
   auto r = kopt::testing::corpus("row_sum_long");
   const ir::Kernel& red = kernel(*r, "triton_red_fused_sum_0");
   std::string one_block = kopt::testing::replaced(red.source, "tl.range(0, r0_numel, R0_BLOCK)", "tl.range(0, 1)");
+  // The row block alone is above the tile budget: XBLOCK goes down to one row a program, no further.
   EXPECT_EQ(verify::small_config(red, one_block),
-            (json{{"XBLOCK", 8}, {"R0_BLOCK", 8192}, {"num_warps", 4}, {"num_stages", 1}}));
+            (json{{"XBLOCK", 1}, {"R0_BLOCK", 8192}, {"num_warps", 4}, {"num_stages", 1}}));
   std::string pinned = ir::pin_config(one_block, red.name, {{"XBLOCK", 64}, {"R0_BLOCK", 1024}, {"num_warps", 8}});
   EXPECT_EQ(verify::small_config(red, pinned),
-            (json{{"XBLOCK", 32}, {"R0_BLOCK", 1024}, {"num_warps", 8}, {"num_stages", 1}}));
+            (json{{"XBLOCK", 4}, {"R0_BLOCK", 1024}, {"num_warps", 8}, {"num_stages", 1}}));
 }
 
 TEST(SmallConfig, NoBlockParametersNoSmallRun) {
@@ -78,6 +80,17 @@ TEST(OrderProbe, ConfigsRegroupTheOriginal) {
   EXPECT_EQ(verify::order_probes(scan),
             (std::vector<json>{{{"R0_BLOCK", 256}, {"num_warps", 4}, {"num_stages", 1}},
                                {{"R0_BLOCK", 1024}, {"num_warps", 4}, {"num_stages", 1}}}));
+  // A candidate pinned to segments of 4096 is also probed by the original's segments of 2048 and 8192
+  // (never 4096: that would be the candidate's own grouping).
+  std::string pinned = ir::pin_config(scan.source, scan.name, {{"R0_BLOCK", 4096}, {"num_warps", 2}, {"num_stages", 1}});
+  std::vector<int64_t> blocks;
+  for (const json& c : verify::order_probes(scan, pinned)) blocks.push_back(c["R0_BLOCK"].get<int64_t>());
+  EXPECT_EQ(blocks, (std::vector<int64_t>{256, 1024, 2048, 8192}));
+  // Segments of 512: its half is the smallest already there.
+  blocks.clear();
+  pinned = ir::pin_config(scan.source, scan.name, {{"R0_BLOCK", 512}, {"num_warps", 2}, {"num_stages", 1}});
+  for (const json& c : verify::order_probes(scan, pinned)) blocks.push_back(c["R0_BLOCK"].get<int64_t>());
+  EXPECT_EQ(blocks, (std::vector<int64_t>{256, 1024}));
   auto r = kopt::testing::corpus("row_sum_long");
   const ir::Kernel& red = kernel(*r, "triton_red_fused_sum_0");
   EXPECT_EQ(verify::order_probes(red), (std::vector<json>{*verify::small_config(red, red.source)}));

@@ -56,7 +56,8 @@ GateRecord g1(worker::Supervisor& sup, const std::string& bundle, size_t graph, 
 // when none does.
 std::optional<json> order_probe(worker::Supervisor& sup, const worker::RunKernelRequest& run, const ir::Kernel& k,
                                 const CascadeOptions& o, const json& candidate) {
-  for (const json& cfg : order_probes(k)) {
+  for (const json& cfg : order_probes(k, run.source)) {
+    if (std::chrono::steady_clock::now() >= o.stop_at) return std::nullopt;  // the job's budget is spent
     worker::RunKernelRequest req = run;
     req.source = k.source;
     req.config = cfg;

@@ -19,9 +19,10 @@ namespace kopt::verify {
 
 // The configs the original's own source runs under for the probe, most useful first: the small
 // config for pointwise and reduction kinds (blocks halved: loops take other chunks), the smallest
-// and a 4x larger segment for a split scan (Inductor sizes its workspace for the smallest). Empty
-// when the kind launches with a grid of its own that no config changes.
-std::vector<nlohmann::json> order_probes(const ir::Kernel& k);
+// and a 4x larger segment for a split scan (Inductor sizes its workspace for the smallest), and
+// where `candidate` (its source) pins a segment of B, segments of B/2 and 2B. Empty when the kind
+// launches with a grid of its own that no config changes.
+std::vector<nlohmann::json> order_probes(const ir::Kernel& k, const std::string& candidate = "");
 
 // Whether some argument of a run's comparison (the worker's `args`) differs in NaN or Inf positions: such a
 // run is probed only when its outputs were filled with garbage (an element left unwritten would show as a

@@ -18,9 +18,12 @@ namespace {
 const std::map<std::string, std::string, std::less<>> kBlockDims = {
     {"XBLOCK", "x"}, {"YBLOCK", "y"}, {"ZBLOCK", "z"}, {"R0_BLOCK", "r0_"}, {"R1_BLOCK", "r1_"}};
 
-// The most elements the small config's tile holds: the worker's default-config budget
-// (launcher.TILE_BUDGET), so the interpreter's temporaries stay as small as in any other run.
-constexpr int64_t kTileBudget = 65536;
+// The most elements the small config's tile holds: the size of Inductor's own largest reduction tiles
+// (64 x 64, 8 x 512). The config is compiled on the GPU too (G2's run, the order probe): a 512 x 128
+// tile of a Welford reduction (three fp32 accumulators a lane, spilled) took ptxas about 60 s there, a
+// fresh draw's group norm kernel of 3 microseconds, and the job's budget with it. Smaller blocks give
+// more programs and passes, which is what the config is for.
+constexpr int64_t kTileBudget = 4096;
 
 int64_t pow2_floor(int64_t n) {
   int64_t p = 1;

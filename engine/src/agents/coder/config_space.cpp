@@ -49,6 +49,18 @@ double score(const KernelShape& s, const json& c, int sm_count) {
     double run = static_cast<double>(c["XBLOCK"].get<int64_t>() * s.elem_bytes);
     if (run < 32) sc += 2 * std::log2(32 / run);
   }
+  // Each axis some access walks memory along: its block should span a sector (or the whole axis, or
+  // the digit's wrap, where shorter). Counted once per axis, so a read and a write along different
+  // axes both weigh.
+  std::set<std::string> seen;
+  for (const ContiguousRun& r : s.contiguous) {
+    if (!c.contains(r.block) || !seen.insert(r.block).second) continue;
+    int64_t extent = s.numel.at(dim_of(r.block));
+    if (r.radix > 0) extent = std::min(extent, r.radix);
+    double want = std::min(32.0, static_cast<double>(extent * s.elem_bytes));
+    double run = static_cast<double>(std::min(c[r.block].get<int64_t>(), extent) * s.elem_bytes);
+    if (run < want) sc += 2 * std::log2(want / run);
+  }
   return sc + 0.1 * c.value("num_stages", 1);
 }
 
@@ -147,6 +159,13 @@ std::optional<KernelShape> kernel_shape(const ir::Kernel& k, const json& launch,
     std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
     std::string idx = lower == "r0" ? "r0_index < r0_numel" : lower + "index < " + lower + "numel";
     s.masked[dim] = k.source.find(idx) != std::string::npos;
+  }
+  if (s.kind == "pointwise" && s.blocks.size() > 1) {
+    s.contiguous = contiguous_runs(k);
+    // Only the tiled axes count: an access along an axis no block tiles tells the tile nothing.
+    std::erase_if(s.contiguous, [&](const ContiguousRun& r) {
+      return std::find(s.blocks.begin(), s.blocks.end(), r.block) == s.blocks.end();
+    });
   }
   if (why_not) why_not->clear();
   return s;

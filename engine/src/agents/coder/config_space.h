@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agents/coder/contiguity.h"
 #include "artifact/ir.h"
 
 namespace kopt::agents {
@@ -40,6 +41,10 @@ struct KernelShape {
   // The narrowest element the kernel loads or stores (bytes, from its launch's tensors): how many
   // of them fill a 32-byte DRAM sector.
   int elem_bytes = 4;
+  // Tiled pointwise kernels (more than one block): the axis each load and store walks memory along
+  // (contiguity.h). The score wants every such axis's block a sector long: a transpose read along y
+  // and written along z with a z block of 1 or 2 moves 2 bytes of every 32-byte sector it stores.
+  std::vector<ContiguousRun> contiguous;
 };
 
 // The smallest power of two >= n (block sizes are powers of two).

@@ -1,0 +1,80 @@
+// The axes a tiled kernel's loads and stores walk memory along (agents/coder/contiguity.h), and the
+// config space's ranking by them, on a kernel captured on an H100: softmax over dim 0 of a bf16
+// 97 x 735 x 14923 tensor stored transposed (a fresh draw's problem 03). Inductor's apply kernel reads
+// along y and writes along z; its own config ran at 4.3x the kernel's floor, and the 48 configs
+// screened in that run all had a z block of 1 or 2.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "agents/coder/config_space.h"
+#include "agents/coder/contiguity.h"
+#include "test_util.h"
+
+using namespace kopt;
+using kopt::testing::tensor;
+using kopt::testing::value;
+using nlohmann::json;
+
+namespace {
+
+std::unique_ptr<ir::Bundle> transposed_softmax() {
+  return ir::load_bundle(
+      (std::filesystem::path(KOPT_SOURCE_DIR) / "engine/tests/data/softmax_dim0_transposed_bf16").string());
+}
+
+json apply_launch() {
+  json x = tensor({97, 735, 14923}, "bfloat16");
+  x["stride"] = {10968405, 1, 735};
+  return {{"args", {x, tensor({1, 735, 14923}), tensor({1, 735, 14923}), tensor({97, 735, 14923}, "bfloat16"),
+                    value(14923), value(735), value(97)}}};
+}
+
+}  // namespace
+
+TEST(Contiguity, ATransposeReadsAlongOneAxisAndWritesAlongAnother) {
+  auto b = transposed_softmax();
+  const ir::Kernel* k = b->graphs.at(0)->find_kernel("triton_poi_fused__softmax_exp_sub_1");
+  ASSERT_NE(k, nullptr);
+  // Three loads along y (the input, the two statistics), the store along z.
+  std::vector<agents::ContiguousRun> want = {{"YBLOCK", 0}, {"YBLOCK", 0}, {"YBLOCK", 0}, {"ZBLOCK", 0}};
+  EXPECT_EQ(agents::contiguous_runs(*k), want);
+  // A wrapping digit keeps its radix: `x0 = xindex % 7` runs seven elements.
+  ir::Kernel wrapped = *k;
+  wrapped.source = kopt::testing::replaced(wrapped.source, "    y1 = yindex\n", "    y1 = yindex % 7\n");
+  EXPECT_EQ(agents::contiguous_runs(wrapped).front(), (agents::ContiguousRun{"YBLOCK", 7}));
+}
+
+TEST(Contiguity, TheConfigSpaceRanksTilesASectorLongOnBothAxesFirst) {
+  auto b = transposed_softmax();
+  const ir::Kernel* k = b->graphs.at(0)->find_kernel("triton_poi_fused__softmax_exp_sub_1");
+  ASSERT_NE(k, nullptr);
+  std::string why;
+  auto shape = agents::kernel_shape(*k, apply_launch(), &why);
+  ASSERT_TRUE(shape) << why;
+  EXPECT_EQ(shape->elem_bytes, 2);
+  auto space = agents::config_space(*shape);
+  ASSERT_GE(space.size(), 48u);
+  // What one screening round takes: every config's y and z blocks span a 32-byte sector of bf16.
+  for (size_t i = 0; i < 48; ++i) {
+    EXPECT_GE(space[i]["YBLOCK"].get<int64_t>(), 16) << space[i].dump();
+    EXPECT_GE(space[i]["ZBLOCK"].get<int64_t>(), 16) << space[i].dump();
+  }
+  // Without the runs (as before), the first configs keep a z block of one or two.
+  shape->contiguous.clear();
+  auto blind = agents::config_space(*shape);
+  EXPECT_LT(blind.front()["ZBLOCK"].get<int64_t>(), 16) << blind.front().dump();
+}
+
+TEST(Contiguity, ReductionsAndUntiledKernelsCarryNoRuns) {
+  auto b = transposed_softmax();
+  const ir::Kernel* red = b->graphs.at(0)->find_kernel("triton_red_fused__softmax_prepare_softmax_online_0");
+  ASSERT_NE(red, nullptr);
+  json launch = {{"args", {tensor({97, 735, 14923}, "bfloat16"), tensor({1, 735, 14923}), tensor({1, 735, 14923}),
+                           value(10968405), value(97)}}};
+  auto shape = agents::kernel_shape(*red, launch, nullptr);
+  ASSERT_TRUE(shape);
+  EXPECT_TRUE(shape->contiguous.empty());  // the reduction's own OUTER rule ranks it
+  EXPECT_EQ(agents::contiguous_runs(*red), (std::vector<agents::ContiguousRun>{{"XBLOCK", 0}, {"XBLOCK", 0},
+                                                                              {"XBLOCK", 0}}));
+}
