@@ -5,11 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "pipeline/optimize_report.h"
+#include "profile/roofline.h"
 #include "test_util.h"
 
 using namespace kopt;
 using kopt::testing::corpus;
+using nlohmann::json;
 
 namespace {
 
@@ -68,3 +72,51 @@ TEST(ProfileAccess, TheReportSaysWhyAGatherStaysAboveItsFloor) {
 }
 
 }  // namespace
+
+namespace {
+
+json bf16(std::vector<int64_t> shape) { return kopt::testing::tensor(std::move(shape), "bfloat16"); }
+
+// The launch of level 2's QKV projection + RoPE kernel (captured on an H100): the fused projection's
+// 16384 x 12288 output, the cos and sin tables, the rotated q and k.
+json rope_launch() {
+  return {{"args", {bf16({16384, 12288}), bf16({2048, 128}), bf16({2048, 128}), bf16({8, 2048, 4096}),
+                    bf16({8, 2048, 4096}), kopt::testing::value(67108864)}}};
+}
+
+}  // namespace
+
+TEST(ProfileAccess, AKernelReadingTwoThirdsOfABufferTouchesTwoThirds) {
+  auto b = ir::load_bundle((std::filesystem::path(KOPT_SOURCE_DIR) / "engine/tests/data/qkv_rope_bf16").string());
+  const ir::Kernel& k = b->graphs.at(0)->kernels.at(0);
+  // q and k: columns [0, 8192) of every row; the rotated halves' loads reach 64 columns past k's end
+  // (masked there, counted: masks are not read), so 8256 of 12288 columns.
+  EXPECT_EQ(profile::touched_elements(k, 0, rope_launch(), false), uint64_t{16384} * 8256);
+  EXPECT_EQ(profile::touched_elements(k, 1, rope_launch(), false), uint64_t{2048} * 128);  // the whole table
+  EXPECT_EQ(profile::touched_elements(k, 3, rope_launch(), true), uint64_t{67108864});     // flat stores
+  // The floor: 8256/12288 of the projection read, the tables, both outputs written.
+  profile::Cost c = profile::launch_cost(k, rope_launch());
+  EXPECT_EQ(c.bytes_read, (uint64_t{16384} * 8256 + 2 * 2048 * 128) * 2);
+  EXPECT_EQ(c.bytes_written, uint64_t{2} * 67108864 * 2);
+}
+
+TEST(ProfileAccess, FlatIndicesAndGathersCountTheStorage) {
+  // A flat index over a contiguous 2-D tensor walks across its rows: all of it, not one row.
+  ir::Kernel flat = kernel("k", R"((in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:]
+    x0 = xindex
+    tmp0 = tl.load(in_ptr0 + (x0), None)
+    tl.store(out_ptr0 + (x0), tmp0, None)
+)");
+  flat.signature = {{"in_ptr0", "*fp32"}, {"out_ptr0", "*fp32"}, {"xnumel", "i32"}, {"XBLOCK", "constexpr", true}};
+  json launch = {{"args", {kopt::testing::tensor({300, 1000}), kopt::testing::tensor({300, 1000}),
+                           kopt::testing::value(300000)}}};
+  EXPECT_EQ(profile::touched_elements(flat, 0, launch, false), uint64_t{300000});
+  // An address through a loaded value: not counted here (the caller counts the storage).
+  ir::Kernel gather = flat;
+  gather.source = kopt::testing::replaced(flat.source, "tmp0 = tl.load(in_ptr0 + (x0), None)",
+                                          "i = tl.load(out_ptr0 + (x0), None)\n    tmp0 = tl.load(in_ptr0 + (i), None)");
+  EXPECT_EQ(profile::touched_elements(gather, 0, launch, false), std::nullopt);
+  EXPECT_EQ(profile::launch_cost(gather, launch).bytes_read, uint64_t{300000} * 4 + uint64_t{300000} * 4);
+}

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "profile/access.h"
 #include "verify/outputs.h"
 
 namespace kopt::profile {
@@ -97,6 +98,11 @@ Cost launch_cost(const ir::Kernel& k, const json& launch) {
     uint64_t b = tensor_bytes(args[i]);
     if (!b) continue;
     bool in_place = stores.count(i) && !written.count(i);
+    // Only what the loads (or a pure output's stores) can touch: a kernel reading two thirds of a fused
+    // projection's output counted the whole of it, a "floor" above the kernel's own time (access.h).
+    if (!in_place)
+      if (auto n = touched_elements(k, i, launch, written.count(i) > 0))
+        b = std::min(b, *n * dtype_size(args[i].value("dtype", "")));
     writes[i] = written.count(i) || in_place;
     if (written.count(i)) c.bytes_written += b;
     else if (in_place) c.bytes_read += b, c.bytes_written += b;
