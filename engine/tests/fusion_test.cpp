@@ -4,13 +4,14 @@
 #include <gtest/gtest.h>
 
 #include "agents/coder/fusion/fusion.h"
-#include "agents/coder/fusion/index_map.h"
+#include "artifact/index_map.h"
 #include "artifact/pyparse/ast.h"
 #include "stitch/stitch.h"
 #include "test_util.h"
 
 using namespace kopt;
 using namespace kopt::agents::fusion;
+using namespace kopt::ir;
 using kopt::testing::corpus;
 
 namespace {

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "agents/coder/fusion/fusion.h"
-#include "agents/coder/fusion/index_map.h"
+#include "artifact/index_map.h"
 #include "artifact/bundle.h"
 #include "artifact/pyparse/ast.h"
 #include "results/record.h"
@@ -17,6 +17,7 @@
 
 using namespace kopt;
 using namespace kopt::agents::fusion;
+using kopt::ir::eval_int;
 using kopt::testing::corpus;
 
 namespace {

@@ -51,6 +51,9 @@ def template_used(kernelopt_bin, tmp_path, bundle, kernel, family, marker):
     # A split scan over an outer axis (rows 24 elements apart, one column a program in Inductor's form):
     # programs of adjacent columns, each scanned whole with its carry.
     (DATA / "cumprod_excl_columns_inductor_form", "triton_spl_fused_cumprod_div_0", "scan", "scan_split columns"),
+    # The same over a transposed input written contiguous: loads across the columns, stores along the rows.
+    (DATA / "cumsum_excl_transposed_columns_inductor_form", "triton_spl_fused_cumsum_sub_0", "scan",
+     "scan_split columns"),
     # A column reduction: argmin over dim 0 with many ties (the first index of the minimum wins).
     (DATA / "argmin_dim0_inductor_form", "triton_red_fused_argmin_0", "arg_reduction", "column_reduction"),
 ])

@@ -7,9 +7,7 @@
 #include <string>
 #include <vector>
 
-// index_map's affine maps and digits are IR helpers the fusion strategies grew; the floor reads the
-// same index expressions.
-#include "agents/coder/fusion/index_map.h"
+#include "artifact/index_map.h"
 #include "artifact/pyparse/visit.h"
 
 namespace kopt::profile {
@@ -132,12 +130,12 @@ std::optional<uint64_t> touched_elements(const ir::Kernel& k, size_t arg, const 
         if (!numel.count(axis)) continue;
         int64_t n = numel[axis];
         if (v && v->is("Name") && v->ident("id") == index) digits[name] = {n};
-        else if (auto d = agents::fusion::digit(name, v, index))
+        else if (auto d = ir::digit(name, v, index))
           digits[name] = {d->radix > 0 ? std::min(d->radix, (n + d->base - 1) / d->base) : (n + d->base - 1) / d->base};
       }
     }
     if (!(is_tl(s, stores ? "store" : "load")) || s->list("args").empty()) return py::Step::Descend;
-    auto addr = agents::fusion::affine(s->list("args").front());
+    auto addr = ir::affine(s->list("args").front());
     if (!addr || addr->coef.count(pointer) == 0) return py::Step::Descend;  // another pointer's access
     if (addr->coef[pointer] != 1) return unknown = true, py::Step::Descend;
     addr->coef.erase(pointer);

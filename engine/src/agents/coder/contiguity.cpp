@@ -4,7 +4,7 @@
 #include <optional>
 #include <utility>
 
-#include "agents/coder/fusion/index_map.h"
+#include "artifact/index_map.h"
 #include "artifact/pyparse/visit.h"
 
 namespace kopt::agents {
@@ -28,7 +28,7 @@ bool is_tl_call(const Node* n, std::string_view fn) {
 std::optional<ContiguousRun> unit_digit(const std::string& name, const Node* value) {
   for (const auto& [index, block] : kAxes) {
     if (value && value->is("Name") && value->ident("id") == index) return ContiguousRun{block, 0};
-    if (auto d = fusion::digit(name, value, index); d && d->base == 1) return ContiguousRun{block, d->radix};
+    if (auto d = ir::digit(name, value, index); d && d->base == 1) return ContiguousRun{block, d->radix};
   }
   return std::nullopt;
 }
@@ -51,7 +51,7 @@ std::vector<ContiguousRun> contiguous_runs(const ir::Kernel& k) {
       if (auto d = unit_digit(name, s->child("value"))) digits[name] = *d;
     }
     if ((is_tl_call(s, "load") || is_tl_call(s, "store")) && !s->list("args").empty()) {
-      if (auto a = fusion::affine(s->list("args").front()))
+      if (auto a = ir::affine(s->list("args").front()))
         for (const auto& [name, coef] : a->coef)
           if ((coef == 1 || coef == -1) && digits.count(name)) {
             out.push_back(digits[name]);

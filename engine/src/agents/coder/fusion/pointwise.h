@@ -9,10 +9,21 @@
 #include <string>
 #include <vector>
 
-#include "agents/coder/fusion/index_map.h"
+#include "artifact/index_map.h"
 #include "agents/coder/fusion/pair.h"
 
 namespace kopt::agents::fusion {
+
+// The index maps' vocabulary (artifact/index_map.h, beside the IR: the profiler's floor reads the same
+// index expressions), as the fusion strategies name it.
+using ir::Affine;
+using ir::affine;
+using ir::complete;
+using ir::Digit;
+using ir::digit;
+using ir::eval_int;
+using ir::invert;
+using ir::is_x_index;
 
 struct Pointwise {
   ir::KernelSource ks;  // the parse the nodes below point into

@@ -10,7 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "agents/coder/fusion/declaration.h"
-#include "agents/coder/fusion/index_map.h"
+#include "artifact/index_map.h"
 #include "agents/coder/fusion/pointwise.h"
 #include "agents/coder/rewrites/single_pass.h"
 #include "artifact/pin_config.h"

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "agents/coder/config_space.h"
-#include "agents/coder/fusion/index_map.h"
+#include "artifact/index_map.h"
 #include "agents/coder/rewrites/softmax_folds.h"
 #include "agents/coder/rewrites/source_edit.h"
 #include "artifact/pin_config.h"
@@ -393,7 +393,7 @@ bool column_loads(const std::string& source, const std::string& name) {
     if (!is_tl_call(c, "load") || c->list("args").empty()) return;
     const py::Node* ptr = c->list("args")[0];
     if (!ptr->is("BinOp") || ptr->ident("op") != "Add") return;
-    auto a = fusion::affine(ptr->child("right"));
+    auto a = ir::affine(ptr->child("right"));
     if (!a) return;
     bool r_strided = false, r_unit = false, x_unit = false;
     for (const auto& [n, v] : a->coef) {

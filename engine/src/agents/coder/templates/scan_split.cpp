@@ -30,21 +30,31 @@ std::string indent(const std::vector<std::string>& lines, int n) {
   return out;
 }
 
-// Whether every load and store walks the row at a stride above 1 with x0 at stride 1 (`x0 + 743*r0_1`): a scan
-// over an outer axis, one column per program in Inductor's layout, each element its own 32-byte sector.
+// Whether the kernel's loads and stores walk the row at a stride above 1 with x0 at stride 1 (`x0 + 743*r0_1`): a
+// scan over an outer axis, one column per program in Inductor's layout, each element its own 32-byte sector. An
+// access the other way round (`r0_1 + 588663*x0`: a scan of a transposed input written contiguous) is coalesced
+// along the row in a column tile too, as long as the tile's rows span a sector; at least one access must be
+// strided along the row, or the row's own layout is contiguous and the row forms below serve it.
 bool column_strided(const std::vector<std::string>& pre, const std::vector<std::string>& post) {
-  static const std::regex strided(R"(\b(\d+)\*r0_1\b)"), unit_r(R"((^|[^*\w])r0_1\b)"), unit_x(R"((^|[^*\w])x0\b)");
-  int accesses = 0;
+  static const std::regex strided(R"(\b(\d+)\*r0_1\b)"), unit_r(R"((^|[^*\w])r0_1\b)"), unit_x(R"((^|[^*\w])x0\b)"),
+      strided_x(R"(\b(\d+)\*x0\b)");
+  int along_columns = 0;
   for (const auto* part : {&pre, &post})
     for (const std::string& s : *part) {
       if (s.find("tl.load(") == std::string::npos && s.find("tl.store(") == std::string::npos) continue;
       std::smatch m;
-      if (!std::regex_search(s, m, strided) || std::stoll(m[1]) <= 1) return false;
-      std::string rest = std::regex_replace(s, strided, "");
-      if (std::regex_search(rest, unit_r) || !std::regex_search(s, unit_x)) return false;
-      ++accesses;
+      if (std::regex_search(s, m, strided) && std::stoll(m[1]) > 1) {
+        std::string rest = std::regex_replace(s, strided, "");
+        if (std::regex_search(rest, unit_r) || !std::regex_search(s, unit_x)) return false;
+        ++along_columns;
+      } else if (std::regex_search(s, m, strided_x) && std::stoll(m[1]) > 1) {
+        std::string rest = std::regex_replace(s, strided_x, "");
+        if (std::regex_search(rest, unit_x) || !std::regex_search(s, unit_r)) return false;
+      } else {
+        return false;
+      }
     }
-  return accesses > 0;
+  return along_columns > 0;
 }
 
 // A statement of the one-segment form made two-dimensional: chunk rows down axis 0, XBLOCK_KOPT adjacent columns

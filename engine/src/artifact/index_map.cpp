@@ -1,11 +1,11 @@
-#include "agents/coder/fusion/index_map.h"
+#include "artifact/index_map.h"
 
 #include <algorithm>
 #include <cstdlib>
 
 #include <fmt/format.h>
 
-namespace kopt::agents::fusion {
+namespace kopt::ir {
 
 namespace {
 
@@ -201,4 +201,4 @@ std::optional<int64_t> eval_int(const py::Node* e, const std::map<std::string, i
   return std::nullopt;
 }
 
-}  // namespace kopt::agents::fusion
+}  // namespace kopt::ir

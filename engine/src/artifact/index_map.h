@@ -2,7 +2,8 @@
 // buffer between them: the digits of a kernel's x index (Inductor's `x0 = xindex % 1024`,
 // `x1 = xindex // 1024`), an index expression as an affine map of named integers, and the inverse
 // of a load index that walks a whole buffer once (a flip, a transpose, any permutation of axes with
-// some of them reversed): the digits as expressions of an address.
+// some of them reversed): the digits as expressions of an address. Beside the IR because the
+// profiler reads the same expressions (the part of a buffer a kernel's accesses touch, its floor).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,7 @@
 
 #include "artifact/pyparse/ast.h"
 
-namespace kopt::agents::fusion {
+namespace kopt::ir {
 
 // c + sum coef[name] * name.
 struct Affine {
@@ -65,4 +66,4 @@ std::optional<std::vector<std::string>> invert(const Affine& load, const std::ve
 // with where it has no closed form for it (fusion/row_merge.h).
 std::optional<int64_t> eval_int(const py::Node* e, const std::map<std::string, int64_t>& env);
 
-}  // namespace kopt::agents::fusion
+}  // namespace kopt::ir
