@@ -67,6 +67,14 @@ std::optional<Digit> digit(const std::string& name, const py::Node* v, std::stri
   return std::nullopt;
 }
 
+std::optional<AxisDigit> axis_digit(const std::string& name, const py::Node* v) {
+  for (const char* index : {"xindex", "yindex", "zindex", "r0_index"}) {
+    if (v && v->is("Name") && v->ident("id") == index) return AxisDigit{index, {name, 1, 0}};
+    if (auto d = digit(name, v, index)) return AxisDigit{index, *d};
+  }
+  return std::nullopt;
+}
+
 bool complete(std::vector<Digit>& digits, int64_t xnumel, std::string* why) {
   std::sort(digits.begin(), digits.end(), [](const Digit& a, const Digit& b) { return a.base < b.base; });
   int64_t place = 1;

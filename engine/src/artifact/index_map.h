@@ -40,6 +40,14 @@ std::optional<Digit> digit(const std::string& name, const py::Node* value);
 // The same over another axis's index (`yindex`, `zindex` of a tiled kernel).
 std::optional<Digit> digit(const std::string& name, const py::Node* value, std::string_view index);
 
+// The digit an assignment `name = value` makes of one of a kernel's tiled indices (`xindex`, `yindex`,
+// `zindex`, `r0_index`), with that index's name: `x0 = xindex` (base 1, radix 0) or as digit() reads it.
+struct AxisDigit {
+  std::string index;
+  Digit digit;
+};
+std::optional<AxisDigit> axis_digit(const std::string& name, const py::Node* value);
+
 // Fills each digit's missing radix from xnumel and checks that the digits tile [0, xnumel) exactly:
 // bases 1, r0, r0*r1, ... with the radices multiplying to xnumel. Sorted by base on return.
 bool complete(std::vector<Digit>& digits, int64_t xnumel, std::string* why);

@@ -40,6 +40,12 @@ std::string dotted_name(const py::Node* n) {
   return "";
 }
 
+bool is_tl_call(const py::Node* n, std::string_view fn) {
+  if (!n || !n->is("Call")) return false;
+  const py::Node* f = n->child("func");
+  return f && f->is("Attribute") && f->ident("attr") == fn && dotted_name(f->child("value")) == "tl";
+}
+
 const py::Node* converted(const py::Node* n, const py::Node** dtype) {
   if (!n || !n->is("Call") || n->list("args").size() != 1 || !n->list("keywords").empty()) return nullptr;
   const py::Node* f = n->child("func");

@@ -4,6 +4,8 @@
 // anything else (names, attributes) becomes its source text as a string.
 #pragma once
 
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 #include "artifact/pyparse/ast.h"
@@ -17,6 +19,9 @@ std::optional<int64_t> int_literal(const py::Node* n);
 
 // The dotted name of a Name/Attribute chain ("torch.ops.aten.mm.default"), or "".
 std::string dotted_name(const py::Node* n);
+
+// Whether `n` is a call of `tl.<fn>` (`tl.load(...)`, `tl.store(...)`).
+bool is_tl_call(const py::Node* n, std::string_view fn);
 
 // For a conversion `value.to(dtype)` (one argument, no keywords): `value`, with `dtype` set to the
 // argument when given; nullptr for anything else.

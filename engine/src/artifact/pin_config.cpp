@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "artifact/ir.h"
+#include "artifact/literal.h"
 
 namespace kopt::ir {
 
@@ -24,6 +25,14 @@ void in_order(const nlohmann::json& config, F f) {
 }
 
 }  // namespace
+
+std::optional<nlohmann::json> pinned_config(const KernelSource& ks) {
+  if (!ks.heuristics || dotted_name(ks.heuristics->child("func")) != "triton_heuristics.fixed_config")
+    return std::nullopt;
+  for (const py::Node* kw : ks.heuristics->list("keywords"))
+    if (kw->ident("arg") == "config") return literal_to_json(*ks.module, kw->child("value"));
+  return std::nullopt;
+}
 
 std::string describe_config(const nlohmann::json& config) {
   std::string out;

@@ -27,6 +27,10 @@ std::string pin_config(const std::string& kernel_source, const std::string& kern
 std::optional<std::string> pin_baseline_config(const Kernel& k, const std::string& source,
                                                const nlohmann::json& config);
 
+// The config a parsed kernel source pins (`@triton_heuristics.fixed_config(config={...})`); nullopt
+// when it is not pinned.
+std::optional<nlohmann::json> pinned_config(const KernelSource& ks);
+
 // "XBLOCK=8 R0_BLOCK=1024 num_warps=8 num_stages=1": blocks first, in a fixed order.
 std::string describe_config(const nlohmann::json& config);
 

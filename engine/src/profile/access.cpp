@@ -8,22 +8,12 @@
 #include <vector>
 
 #include "artifact/index_map.h"
+#include "artifact/literal.h"
 #include "artifact/pyparse/visit.h"
 
 namespace kopt::profile {
 
-namespace {
-
 using py::Node;
-
-bool is_load(const Node* n) {
-  if (!n || !n->is("Call")) return false;
-  const Node* f = n->child("func");
-  return f && f->is("Attribute") && f->ident("attr") == "load" && f->child("value") && f->child("value")->is("Name") &&
-         f->child("value")->ident("id") == "tl";
-}
-
-}  // namespace
 
 bool gathers(const ir::Kernel& k) {
   ir::KernelSource ks;
@@ -38,11 +28,11 @@ bool gathers(const ir::Kernel& k) {
   bool found = false;
   auto depends = [&](const Node* e) {
     return py::any_node(e, [&](const Node* m) {
-      return is_load(m) || (m->is("Name") && loaded.count(std::string(m->ident("id"))));
+      return ir::is_tl_call(m, "load") || (m->is("Name") && loaded.count(std::string(m->ident("id"))));
     });
   };
   py::visit(ks.entry, [&](const Node* s, const Node*) {
-    if (is_load(s) && !s->list("args").empty() && depends(s->list("args").front())) found = true;
+    if (ir::is_tl_call(s, "load") && !s->list("args").empty() && depends(s->list("args").front())) found = true;
     if (s->is("Assign") && depends(s->child("value")))
       for (const Node* t : s->list("targets"))
         py::walk(t, [&](const Node* m) {
@@ -53,28 +43,9 @@ bool gathers(const ir::Kernel& k) {
   return found;
 }
 
-}  // namespace kopt::profile
-
-namespace kopt::profile {
-
 using nlohmann::json;
 
 namespace {
-
-using py::Node;
-
-bool is_tl(const Node* n, std::string_view fn) {
-  if (!n || !n->is("Call")) return false;
-  const Node* f = n->child("func");
-  return f && f->is("Attribute") && f->ident("attr") == fn && f->child("value") && f->child("value")->is("Name") &&
-         f->child("value")->ident("id") == "tl";
-}
-
-// Values [0, count) a digit of an axis index takes: `x0 = xindex % R` -> R, `x1 = xindex // B` ->
-// ceil(numel / B), `x2 = (xindex // B) % R` -> R; the index itself -> numel.
-struct Range {
-  int64_t count = 0;
-};
 
 // A group of accesses that read the same rows: their column intervals.
 struct Group {
@@ -117,24 +88,23 @@ std::optional<uint64_t> touched_elements(const ir::Kernel& k, size_t arg, const 
     return std::nullopt;
   }
   if (!ks.entry) return std::nullopt;
-  static const std::pair<const char*, const char*> kIndex[] = {
-      {"xindex", "x"}, {"yindex", "y"}, {"zindex", "z"}, {"r0_index", "r0_"}};
-  std::map<std::string, Range> digits;
+  // Each index digit's count of values [0, count): `x0 = xindex % R` -> R, `x1 = xindex // B` ->
+  // ceil(numel / B), `x2 = (xindex // B) % R` -> R; the index itself -> numel.
+  std::map<std::string, int64_t> digits;
   std::vector<Group> groups;
   bool unknown = false;
   py::visit(ks.entry, [&](const Node* s, const Node*) {
     if (s->is("Assign") && s->list("targets").size() == 1 && s->list("targets").front()->is("Name")) {
       std::string name(s->list("targets").front()->ident("id"));
-      const Node* v = s->child("value");
-      for (const auto& [index, axis] : kIndex) {
-        if (!numel.count(axis)) continue;
-        int64_t n = numel[axis];
-        if (v && v->is("Name") && v->ident("id") == index) digits[name] = {n};
-        else if (auto d = ir::digit(name, v, index))
-          digits[name] = {d->radix > 0 ? std::min(d->radix, (n + d->base - 1) / d->base) : (n + d->base - 1) / d->base};
+      auto d = ir::axis_digit(name, s->child("value"));
+      // "xindex" -> the `xnumel` argument, "r0_index" -> `r0_numel`.
+      auto n = d ? numel.find(d->index.substr(0, d->index.size() - 5)) : numel.end();
+      if (n != numel.end()) {
+        int64_t runs = (n->second + d->digit.base - 1) / d->digit.base;
+        digits[name] = {d->digit.radix > 0 ? std::min(d->digit.radix, runs) : runs};
       }
     }
-    if (!(is_tl(s, stores ? "store" : "load")) || s->list("args").empty()) return py::Step::Descend;
+    if (!ir::is_tl_call(s, stores ? "store" : "load") || s->list("args").empty()) return py::Step::Descend;
     auto addr = ir::affine(s->list("args").front());
     if (!addr || addr->coef.count(pointer) == 0) return py::Step::Descend;  // another pointer's access
     if (addr->coef[pointer] != 1) return unknown = true, py::Step::Descend;
@@ -149,7 +119,7 @@ std::optional<uint64_t> touched_elements(const ir::Kernel& k, size_t arg, const 
     for (const auto& [name, coef] : addr->coef) {
       auto d = digits.find(name);
       if (d == digits.end()) return unknown = true, py::Step::Descend;  // not an index digit: a gather
-      int64_t span = coef * (d->second.count - 1);
+      int64_t span = coef * (d->second - 1);
       if (row && coef % row == 0) {
         g.rows[name] = coef / row;
       } else if (row == 0 || std::abs(coef) < row) {
@@ -173,7 +143,7 @@ std::optional<uint64_t> touched_elements(const ir::Kernel& k, size_t arg, const 
   uint64_t total = 0;
   for (Group& g : groups) {
     uint64_t rows = 1;
-    for (const auto& [name, coef] : g.rows) rows *= static_cast<uint64_t>(digits[name].count);
+    for (const auto& [name, coef] : g.rows) rows *= static_cast<uint64_t>(digits[name]);
     std::sort(g.cols.begin(), g.cols.end());
     uint64_t cols = 0;
     int64_t end = -1;  // the merged intervals' last column so far

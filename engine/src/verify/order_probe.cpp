@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "artifact/literal.h"
-#include "artifact/pyparse/visit.h"
+#include "artifact/pin_config.h"
 #include "verify/small_config.h"
 
 namespace kopt::verify {
@@ -17,15 +16,9 @@ namespace {
 std::optional<int64_t> pinned_r0_block(const ir::Kernel& k, const std::string& candidate) {
   if (candidate.empty()) return std::nullopt;
   try {
-    ir::KernelSource ks = ir::parse_kernel_source(candidate, k.name, k.name);
-    if (!ks.heuristics || ir::dotted_name(ks.heuristics->child("func")) != "triton_heuristics.fixed_config")
-      return std::nullopt;
-    for (const py::Node* kw : ks.heuristics->list("keywords"))
-      if (kw->ident("arg") == "config") {
-        json cfg = ir::literal_to_json(*ks.module, kw->child("value"));
-        if (cfg.is_object() && cfg.contains("R0_BLOCK") && cfg["R0_BLOCK"].is_number_integer())
-          return cfg["R0_BLOCK"].get<int64_t>();
-      }
+    std::optional<json> cfg = ir::pinned_config(ir::parse_kernel_source(candidate, k.name, k.name));
+    if (cfg && cfg->is_object() && cfg->contains("R0_BLOCK") && (*cfg)["R0_BLOCK"].is_number_integer())
+      return (*cfg)["R0_BLOCK"].get<int64_t>();
   } catch (const std::exception&) {
   }
   return std::nullopt;

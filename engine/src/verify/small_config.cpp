@@ -5,6 +5,7 @@
 #include <set>
 
 #include "artifact/literal.h"
+#include "artifact/pin_config.h"
 #include "artifact/pyparse/visit.h"
 #include "verify/static/static_util.h"
 
@@ -73,10 +74,7 @@ std::optional<json> small_config(const ir::Kernel& k, const std::string& candida
   if (!ks.entry) return std::nullopt;
   // A pinned candidate (fixed_config) is launched with its pinned blocks: those are the current
   // values; otherwise the widest a block gets (the next power of two of its numel, the size hint).
-  json cfg = json::object();
-  if (ks.heuristics && ir::dotted_name(ks.heuristics->child("func")) == "triton_heuristics.fixed_config")
-    for (const py::Node* kw : ks.heuristics->list("keywords"))
-      if (kw->ident("arg") == "config") cfg = ir::literal_to_json(*ks.module, kw->child("value"));
+  json cfg = ir::pinned_config(ks).value_or(json::object());
   if (!cfg.is_object()) return std::nullopt;
   const std::set<std::string> looped = loop_steps(ks.entry);
   std::vector<std::string> shrinkable;
