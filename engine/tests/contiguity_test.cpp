@@ -66,7 +66,10 @@ TEST(Contiguity, TheConfigSpaceRanksTilesASectorLongOnBothAxesFirst) {
   EXPECT_LT(blind.front()["ZBLOCK"].get<int64_t>(), 16) << blind.front().dump();
 }
 
-TEST(Contiguity, ReductionsAndUntiledKernelsCarryNoRuns) {
+TEST(Contiguity, AReductionOverAStridedAxisWalksXAndStartsItsR0BlocksAtOne) {
+  // The same problem's statistics kernel: 97 rows of 10968405 contiguous columns, reduced over the
+  // rows. Inductor ran it at XBLOCK=256, R0_BLOCK=2 (2.1x its floor); the space used to start R0 at
+  // 16, and every config it screened was slower than Inductor's.
   auto b = transposed_softmax();
   const ir::Kernel* red = b->graphs.at(0)->find_kernel("triton_red_fused__softmax_prepare_softmax_online_0");
   ASSERT_NE(red, nullptr);
@@ -74,7 +77,25 @@ TEST(Contiguity, ReductionsAndUntiledKernelsCarryNoRuns) {
                            value(10968405), value(97)}}};
   auto shape = agents::kernel_shape(*red, launch, nullptr);
   ASSERT_TRUE(shape);
-  EXPECT_TRUE(shape->contiguous.empty());  // the reduction's own OUTER rule ranks it
-  EXPECT_EQ(agents::contiguous_runs(*red), (std::vector<agents::ContiguousRun>{{"XBLOCK", 0}, {"XBLOCK", 0},
-                                                                              {"XBLOCK", 0}}));
+  // One load along x, two stores along x.
+  EXPECT_EQ(shape->contiguous, (std::vector<agents::ContiguousRun>{{"XBLOCK", 0}, {"XBLOCK", 0}, {"XBLOCK", 0}}));
+  EXPECT_TRUE(shape->strided_reduction);
+  auto space = agents::config_space(*shape);
+  ASSERT_GE(space.size(), 48u);
+  // What one screening round takes: x runs that fill a warp's vector loads (256 bf16), R0 blocks from
+  // 1, none padding the 97 rows past 128.
+  bool small_r0 = false;
+  for (size_t i = 0; i < 40; ++i) {
+    EXPECT_GE(space[i]["XBLOCK"].get<int64_t>(), 256) << space[i].dump();
+    EXPECT_LE(space[i]["R0_BLOCK"].get<int64_t>(), 32) << space[i].dump();
+    small_r0 = small_r0 || space[i]["R0_BLOCK"].get<int64_t>() < 16;
+  }
+  EXPECT_TRUE(small_r0);
+  // A reduction whose loads walk the reduced axis keeps R0 blocks of 16 and up.
+  ir::Kernel inner = *red;
+  inner.source = kopt::testing::replaced(inner.source, "in_ptr0 + (x0 + 10968405*r0_1)", "in_ptr0 + (r0_1 + 97*x0)");
+  auto rows = agents::kernel_shape(inner, launch, nullptr);
+  ASSERT_TRUE(rows);
+  EXPECT_FALSE(rows->strided_reduction);
+  for (const json& c : agents::config_space(*rows)) EXPECT_GE(c["R0_BLOCK"].get<int64_t>(), 16) << c.dump();
 }

@@ -41,10 +41,13 @@ struct KernelShape {
   // The narrowest element the kernel loads or stores (bytes, from its launch's tensors): how many
   // of them fill a 32-byte DRAM sector.
   int elem_bytes = 4;
-  // Tiled pointwise kernels (more than one block): the axis each load and store walks memory along
+  // Kernels of more than one block (tiled pointwise, looped reductions): the axis each load and store walks memory along
   // (contiguity.h). The score wants every such axis's block a sector long: a transpose read along y
   // and written along z with a z block of 1 or 2 moves 2 bytes of every 32-byte sector it stores.
   std::vector<ContiguousRun> contiguous;
+  // A looped reduction whose every load and store walks x (contiguous.h): its space takes R0 blocks
+  // from 1 up, not 16.
+  bool strided_reduction = false;
 };
 
 // The smallest power of two >= n (block sizes are powers of two).
