@@ -91,6 +91,21 @@ TEST(Contiguity, AReductionOverAStridedAxisWalksXAndStartsItsR0BlocksAtOne) {
     small_r0 = small_r0 || space[i]["R0_BLOCK"].get<int64_t>() < 16;
   }
   EXPECT_TRUE(small_r0);
+  EXPECT_EQ(shape->row_passes, 1);
+  // A two-pass one (statistics, then the outputs, rows read again): x runs of a sector are enough, as
+  // narrower tiles keep the rows the second pass reads in L2.
+  ir::Kernel two = *red;
+  two.source = kopt::testing::replaced(two.source, "    tmp3, tmp4 = triton_helpers.online_softmax_reduce(",
+                                       "    for r0_offset in tl.range(0, r0_numel, R0_BLOCK):\n        pass\n"
+                                       "    tmp3, tmp4 = triton_helpers.online_softmax_reduce(");
+  auto twice = agents::kernel_shape(two, launch, nullptr);
+  ASSERT_TRUE(twice);
+  EXPECT_EQ(twice->row_passes, 2);
+  EXPECT_TRUE(twice->strided_reduction);
+  auto two_space = agents::config_space(*twice);
+  bool narrow = false;
+  for (size_t i = 0; i < 40; ++i) narrow = narrow || two_space[i]["XBLOCK"].get<int64_t>() < 256;
+  EXPECT_TRUE(narrow);
   // A reduction whose loads walk the reduced axis keeps R0 blocks of 16 and up.
   ir::Kernel inner = *red;
   inner.source = kopt::testing::replaced(inner.source, "in_ptr0 + (x0 + 10968405*r0_1)", "in_ptr0 + (r0_1 + 97*x0)");

@@ -57,10 +57,10 @@ double score(const KernelShape& s, const json& c, int sm_count) {
     if (!c.contains(r.block) || !seen.insert(r.block).second) continue;
     int64_t extent = s.numel.at(dim_of(r.block));
     if (r.radix > 0) extent = std::min(extent, r.radix);
-    // A reduction over a strided axis reads each row's x run on its own (rows are a stride apart), so
-    // the run should fill a warp's vector loads, 32 lanes of 16 bytes, not just one sector: XBLOCK=16
-    // of bf16 with R0_BLOCK=128 screened 1.3-1.6x slower than Inductor's 256 x 2 (H100).
-    double sector = s.strided_reduction && r.block == "XBLOCK" ? 512.0 : 32.0;
+    // A one-pass reduction over a strided axis reads each row's x run on its own (rows are a stride
+    // apart), so the run should fill a warp's vector loads, 32 lanes of 16 bytes, not just one sector:
+    // XBLOCK=16 of bf16 with R0_BLOCK=128 screened 1.3-1.6x slower than Inductor's 256 x 2 (H100).
+    double sector = s.strided_reduction && s.row_passes == 1 && r.block == "XBLOCK" ? 512.0 : 32.0;
     double want = std::min(sector, static_cast<double>(extent * s.elem_bytes));
     double run = static_cast<double>(std::min(c[r.block].get<int64_t>(), extent) * s.elem_bytes);
     if (run < want) sc += 2 * std::log2(want / run);
@@ -176,6 +176,10 @@ std::optional<KernelShape> kernel_shape(const ir::Kernel& k, const json& launch,
     bool loads_walk_x = !s.contiguous.empty() && s.numel.count("R0");
     for (const ContiguousRun& r : s.contiguous) loads_walk_x = loads_walk_x && r.block == "XBLOCK";
     s.strided_reduction = s.kind == "reduction" && loads_walk_x;
+    // One pass over the rows, or several (a softmax's statistics, then its outputs): a second pass finds
+    // its rows in L2 only while the programs in flight hold less than L2, so there wide x runs cost.
+    size_t at = 0;
+    for (; (at = k.source.find("for r0_offset in", at)) != std::string::npos; ++at) ++s.row_passes;
   }
   if (why_not) why_not->clear();
   return s;

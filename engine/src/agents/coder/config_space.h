@@ -48,6 +48,9 @@ struct KernelShape {
   // A looped reduction whose every load and store walks x (contiguous.h): its space takes R0 blocks
   // from 1 up, not 16.
   bool strided_reduction = false;
+  // How many loops over r the kernel's body has (`for r0_offset in`): 1 for a plain reduction, 2 for a
+  // softmax's statistics-then-outputs kernel, whose second loop re-reads rows (from L2 if they fit).
+  int row_passes = 0;
 };
 
 // The smallest power of two >= n (block sizes are powers of two).
