@@ -69,9 +69,12 @@ def main():
     runtime = [n for n in names if n not in constexprs]
     numel = {n[:-5].rstrip("_").upper(): v for n, v in zip(runtime, args) if n.endswith("numel")}
     blocks = [n for n in names if n in constexprs and n.endswith("BLOCK")]
-    base = dict(kern.configs[0].kwargs) if getattr(kern, "configs", None) else {}
-    base_w = kern.configs[0].num_warps if getattr(kern, "configs", None) else 4
-    base_s = kern.configs[0].num_stages if getattr(kern, "configs", None) else 1
+    # The captured config: Inductor drops `configs` once its launchers are built (by the call above).
+    configs = list(getattr(kern, "configs", None) or []) or [lau.config for lau in getattr(kern, "launchers", None) or []]
+    if not configs:
+        sys.exit(f"config_sweep: error: {a.kernel} has no config to start from (neither configs nor launchers)")
+    base = {k: v for k, v in configs[0].kwargs.items() if k in blocks}
+    base_w, base_s = configs[0].num_warps, configs[0].num_stages
 
     def grid(cfg):
         g = [1, 1, 1]

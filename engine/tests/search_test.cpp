@@ -325,3 +325,28 @@ TEST(SearchRegions, OnAGpuEveryCandidateIsTimedAndTheOneSavingMostIsTaken) {
 }
 
 }  // namespace kopt
+
+namespace kopt {
+
+TEST(SearchCost, AScreenBatchHoldsWhatEndsInTimeForASlowKernel) {
+  // A 192 ms split scan with 17.8 s to screen in: 16 candidates took 27.5 s on an H100 (session 32), and the
+  // fastest (23x) then had no time for its cascade.
+  int reps = search::screen_reps(10, 192.7);
+  EXPECT_EQ(reps, 5);  // a second of launches
+  size_t n = search::screen_batch_size(17.8, 192.7, reps, std::nullopt, 16);
+  EXPECT_GE(n, 4u);
+  EXPECT_LE(n, 10u);
+  // The batch's own estimate ends inside the time given.
+  double each = (reps + search::kScreenExtraLaunches) * 0.1927;
+  EXPECT_LE(search::kScreenCompileSeconds + each + n * each, 17.8);
+  // Microsecond kernels keep the full batch and reps, however little time is left (one compile wave);
+  // a measured per-candidate cost replaces the guess.
+  EXPECT_EQ(search::screen_reps(10, 0.05), 10);
+  EXPECT_EQ(search::screen_batch_size(30, 0.05, 10, std::nullopt, 16), 16u);
+  EXPECT_EQ(search::screen_batch_size(0.2, 0.05, 10, std::nullopt, 16), 16u);
+  EXPECT_EQ(search::screen_batch_size(30, 0.05, 10, 5.0, 16), 5u);
+  // With no time left the batch still holds one (the caller stops before it when the budget is spent).
+  EXPECT_EQ(search::screen_batch_size(0.5, 192.7, reps, std::nullopt, 16), 1u);
+}
+
+}  // namespace kopt

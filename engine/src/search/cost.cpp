@@ -59,6 +59,21 @@ double end_to_end_seconds(const CostInputs& c) {
   return c.gpu ? 1.0 + kEndToEndModelRuns * model_s : kEndToEndModelRuns * model_s;
 }
 
+int screen_reps(int configured, double launch_ms) {
+  if (launch_ms <= 100) return configured;
+  return std::clamp(static_cast<int>(1000.0 / launch_ms), 3, std::max(3, configured));
+}
+
+size_t screen_batch_size(double left_s, double launch_ms, int reps, std::optional<double> per_candidate_s,
+                         size_t most) {
+  double launches_s = (reps + kScreenExtraLaunches) * std::max(0.0, launch_ms) / 1000.0;
+  double each = per_candidate_s.value_or(launches_s);
+  // Compile-bound (a full batch's launches take less than its compile wave): the size changes little.
+  if (each * static_cast<double>(most) <= kScreenCompileSeconds) return most;
+  double n = std::floor((left_s - launches_s - kScreenCompileSeconds) / each);
+  return static_cast<size_t>(std::clamp(n, 1.0, static_cast<double>(most)));
+}
+
 std::string seconds_text(double s) {
   if (s < 10) return fmt::format("{:.1f} s", s);
   if (s < 600) return fmt::format("{:.0f} s", s);

@@ -65,6 +65,25 @@ double cascade_seconds(const CostInputs& c, double kernel_elements, std::optiona
 // Seconds the end-to-end gate will take: the search stops this much before the budget's end.
 double end_to_end_seconds(const CostInputs& c);
 
+// GPU screening: a batch's candidates are compiled in one parallel wave (about this long, whatever the batch's
+// size up to the pool's 16), then each is launched, like the baseline, (warm-up + timed + one first) times. A
+// kernel that runs for a fifth of a second makes every candidate cost seconds: 16 candidates of a 192 ms scan
+// took 27.5 s, past the point where the fastest of them (23x) still had time for its cascade (session 32).
+inline constexpr double kScreenCompileSeconds = 1.0;
+inline constexpr int kScreenExtraLaunches = 3;  // the worker's two warm-ups and one first launch per candidate
+
+// Timed repetitions per screened candidate: the configured count, fewer for kernels whose launch takes longer
+// than 100 ms (a second of launches is plenty to rank candidates that differ by the margin G4 demands), never
+// under 3.
+int screen_reps(int configured, double launch_ms);
+
+// Candidates the next screen batch may hold so that it ends within `left_s`: the batch's baseline launches are
+// a fixed part with the compile wave, each candidate adds `per_candidate_s` (its launches, measured on an earlier
+// batch of this kernel, else estimated from the launch time). At least one (a search that screens nothing finds
+// nothing), at most `most`; `most` where candidates cost nothing but their compile (microsecond kernels).
+size_t screen_batch_size(double left_s, double launch_ms, int reps, std::optional<double> per_candidate_s,
+                         size_t most);
+
 // "1.2 s", "95 s", "12 min": an estimate as a person reads it.
 std::string seconds_text(double s);
 

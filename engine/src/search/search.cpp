@@ -115,6 +115,12 @@ class KernelSearch {
 
  private:
   void say(const std::string& what) { progress_(fmt::format("{}: {}", out_.profile.kernel->name, what)); }
+  // One launch of the kernel (its time per model run over its launches per run; 0 where not measured).
+  double launch_ms() const {
+    const auto& k = out_.profile;
+    return k.time_ms ? *k.time_ms / std::max(1.0, k.calls_per_run) : 0.0;
+  }
+  int reps() const { return screen_reps(o_.screen_reps, launch_ms()); }
   bool out_of_time() const { return Clock::now() >= o_.deadline; }
 
   // The slow-compiling candidates, screened in what is left after a cascade's worth of time is kept back
@@ -211,10 +217,14 @@ class KernelSearch {
       }
     }
     // In batches, in the coder's order (templates first), so the budget is checked between batches:
-    // compiling a hundred candidates takes longer than a single-op problem's whole budget.
-    for (size_t from = 0; from < todo.size(); from += kScreenBatch) {
-      std::vector<size_t> batch(todo.begin() + from, todo.begin() + std::min(todo.size(), from + kScreenBatch));
-      if (Clock::now() >= std::min(until, o_.deadline)) {
+    // compiling a hundred candidates takes longer than a single-op problem's whole budget. A batch holds
+    // what can be screened before `until` (cost.h: a slow kernel's candidates cost seconds each).
+    for (size_t from = 0; from < todo.size();) {
+      double left = std::chrono::duration<double>(std::min(until, o_.deadline) - Clock::now()).count();
+      size_t n = screen_batch_size(left, launch_ms(), reps(), per_candidate_s_, kScreenBatch);
+      std::vector<size_t> batch(todo.begin() + from, todo.begin() + std::min(todo.size(), from + n));
+      from += batch.size();
+      if (left <= 0) {
         for (size_t i : batch) out_.candidates[i].screen_error = "not screened: the budget was spent";
         continue;
       }
@@ -242,7 +252,7 @@ class KernelSearch {
     worker::ScreenReply r = worker::screen(sup_,
                             {.at = {b_.dir, graph_, out_.profile.kernel->name},
                              .sources = sources,
-                             .reps = o_.screen_reps,
+                             .reps = reps(),
                              .poison = verify::pure_output_args(*out_.profile.kernel),
                              .compile_limit_s = compile_limit_s},
                             o_.cascade.timeout);
@@ -256,9 +266,12 @@ class KernelSearch {
       throw worker::ReplyError(fmt::format("the worker's screen reply has {} candidate(s) for the {} sent",
                                            r.candidates.size(), todo.size()));
     // Where a slow search spent its time: compiling (a cold compile pool builds one at a time) or timing.
-    say(fmt::format("screened {} candidate(s) in {:.1f} s (compile {:.1f} s{}, run {:.1f} s)", todo.size(),
-                    std::chrono::duration<double>(Clock::now() - t0).count(), r.compile_s,
-                    r.parallel_compile ? ", parallel" : "", r.run_s));
+    double took = std::chrono::duration<double>(Clock::now() - t0).count();
+    say(fmt::format("screened {} candidate(s) in {:.1f} s (compile {:.1f} s{}, run {:.1f} s)", todo.size(), took,
+                    r.compile_s, r.parallel_compile ? ", parallel" : "", r.run_s));
+    // What the next batch's candidates will cost each, less the compile wave and the baseline's own launches.
+    double baseline_s = (reps() + kScreenExtraLaunches) * launch_ms() / 1000.0;
+    per_candidate_s_ = std::max(0.0, took - r.compile_s - baseline_s) / static_cast<double>(todo.size());
     for (size_t n = 0; n < todo.size(); ++n) {
       const worker::ScreenedCandidate& c = r.candidates[n];
       CandidateRecord& rec = out_.candidates[todo[n]];
@@ -380,6 +393,7 @@ class KernelSearch {
   size_t graph_ = 0;
   KernelOutcome out_;
   std::optional<double> earlier_s_;  // the longest cascade of this kernel measured so far
+  std::optional<double> per_candidate_s_;  // what one candidate cost the last screen batch (seconds)
   std::string not_tried_;            // the kernel's note when the budget let none of its cascades start
 };
 
