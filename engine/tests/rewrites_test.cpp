@@ -560,6 +560,25 @@ TEST(Rewrites, WelfordChunksReplaceThePerElementUpdate) {
     EXPECT_NE(wc->source.find("triton_helpers.welford("), std::string::npos);
     EXPECT_TRUE(verify::run_g1(*k, wc->source).passed);
   }
+  {
+    // Inductor's split form (a row's statistics over several programs, the last partial): each element folded in
+    // as its own masked triple by welford_combine. The per-element combine goes; one merge a chunk stays.
+    SCOPED_TRACE("layer_norm3_split_cpu_capture");
+    auto b = ir::load_bundle(
+        (std::filesystem::path(KOPT_SOURCE_DIR) / "tests/python/data/layer_norm3_split_cpu_capture").string());
+    const ir::Kernel* k = b->graphs.at(0)->find_kernel("triton_red_fused_native_layer_norm_0");
+    ASSERT_NE(k, nullptr);
+    ASSERT_EQ(count(k->source, "triton_helpers.welford_combine("), 1u);
+    std::string why;
+    auto wc = agents::rewrites::welford_chunks(k->source, k->name, &why);
+    ASSERT_TRUE(wc) << why;
+    EXPECT_EQ(wc->accumulators, 1);
+    EXPECT_EQ(count(wc->source, "triton_helpers.welford_combine("), 1u);
+    EXPECT_EQ(wc->source.find("_mean_next"), std::string::npos);
+    EXPECT_NE(wc->source.find("tmp16_cm2 = tl.sum(tl.where(r0_mask & xmask, tmp14, 0.0)"), std::string::npos);
+    EXPECT_EQ(count(wc->source, "tl.zeros([XBLOCK, 1], tl.float32)"), 3u);
+    EXPECT_TRUE(verify::run_g1(*k, wc->source).passed);
+  }
   // Declined: no Welford update; an accumulator read besides it (a lane's running mean stored).
   auto sm = corpus("softmax_large");
   std::string why;

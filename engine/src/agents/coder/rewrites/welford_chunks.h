@@ -8,7 +8,9 @@
 // from that mean — and merges them into per-row accumulators with Welford's own combine
 // (`triton_helpers.welford_combine`, Chan's formula). Per element: a select, an add, a subtraction
 // and a multiply-add. At least as accurate as the per-element form (each chunk two-pass in
-// registers); not bit-equal, so G2 and G3 judge it by the tolerances and the float64 rule.
+// registers); not bit-equal, so G2 and G3 judge it by the tolerances and the float64 rule. Inductor's
+// split statistics (a row over several programs, each element a masked Welford triple folded in by
+// `welford_combine`, the same division per element) are merged by chunk the same way.
 #pragma once
 
 #include <optional>
