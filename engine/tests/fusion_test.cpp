@@ -88,6 +88,27 @@ TEST(FusionIndex, APaddedBufferInvertsByItsStrides) {
   EXPECT_NE(why.find("a bijection needs 1100"), std::string::npos) << why;
   EXPECT_FALSE(invert(parsed("1098 + ((-1)*x0) + 1152*x1"), ds, 6600, "a", &why, padded));
   EXPECT_NE(why.find("shifted"), std::string::npos) << why;
+  // Only the outer stride padded (Inductor aligns strides above 1024 elements): rows of 431 held 431 apart,
+  // planes of 1184 rows 510336 apart (not a multiple of 431), the flip reversing the rows.
+  std::vector<Digit> planes = {{"x0", 1, 431}, {"x1", 431, 1184}, {"x2", 510304, 3}};
+  std::vector<std::pair<int64_t, int64_t>> outer = {{3, 510336}, {1184, 431}, {431, 1}};
+  auto p = invert(parsed("430 + ((-1)*x0) + 431*x1 + 510336*x2"), planes, 1530912, "a", &why, outer);
+  ASSERT_TRUE(p) << why;
+  // Modulo 431 alone would be wrong: 510336 is not a multiple of it (the planes' share first).
+  EXPECT_EQ((*p)[0], "(430 - ((a % 510336) % 431))");
+  EXPECT_EQ((*p)[1], "((a % 510336) // 431)");
+  EXPECT_EQ((*p)[2], "(a // 510336)");
+  // Two outer dims one after another in memory read as one digit: 197 x 2448 rows of 2161 held 2176 apart.
+  std::vector<Digit> rows = {{"x0", 1, 2161}, {"x1", 2161, 482256}};
+  std::vector<std::pair<int64_t, int64_t>> three = {{197, 5326848}, {2448, 2176}, {2161, 1}};
+  auto r = invert(parsed("2160 + ((-1)*x0) + 2176*x1"), rows, 1042155216, "a", &why, three);
+  ASSERT_TRUE(r) << why;
+  EXPECT_EQ((*r)[0], "(2160 - (a % 2176))");
+  EXPECT_EQ((*r)[1], "(a // 2176)");
+  // But not when the outer dim's stride leaves a gap after the inner one's span.
+  three[0].second += 64;
+  EXPECT_FALSE(invert(parsed("2160 + ((-1)*x0) + 2176*x1"), rows, 1042155216, "a", &why, three));
+  EXPECT_NE(why.find("does not walk the padded buffer"), std::string::npos) << why;
   // A transposed read of a padded buffer: rows of 1100 held 1152 apart, read column by column.
   std::vector<Digit> cols = {{"x0", 1, 6}, {"x1", 6, 1100}};
   auto t = invert(parsed("1152*x0 + x1"), cols, 6600, "a", &why, padded);

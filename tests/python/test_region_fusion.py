@@ -142,6 +142,25 @@ def test_a_flip_of_padded_half_precision_rows_folds_into_the_scan(kernelopt_bin,
     assert result_vs_eager(out)["match"]
 
 
+@pytest.mark.parametrize("name, want", [
+    # Rows of 1061 bf16 held 1088 apart, the two outer dims one after another in memory (a fresh draw's reversed
+    # cumprod over dim 2 of a transposed 197 x 2448 x 2161 tensor had this layout and kept its two kernels).
+    ("cumprod_rev_padded_rows_cpu_capture", ["fuse_x0 = (1060 - (fuse_a % 1088))", "fuse_x1 = (fuse_a // 1088)"]),
+    # Rows of 431 fp16 unpadded, planes of 40 rows 17280 apart, not a multiple of 431: the planes' share first.
+    ("cumsum_rev_padded_planes_cpu_capture", ["fuse_x0 = (430 - ((fuse_a % 17280) % 431))",
+                                              "fuse_x1 = ((fuse_a % 17280) // 431)", "fuse_x2 = (fuse_a // 17280)"]),
+])
+def test_a_flip_of_a_buffer_padded_as_on_a_gpu_folds_into_the_scan(kernelopt_bin, tmp_path, name, want):
+    """Reversed scans captured on the CPU with Triton kernels and Inductor's GPU padding (strides above 1024
+    elements aligned to 128 bytes): the epilogue inverts the flip by the padded buffer's own layout, G1-G3 pass
+    on the region and the stitched module matches eager."""
+    out, module = epilogue_fused(kernelopt_bin, tmp_path, ROOT / "tests" / "python" / "data" / name)
+    for line in want:
+        assert line in module, line
+    assert "buf0" not in module.split("def call(")[1]
+    assert result_vs_eager(out)["match"]
+
+
 def test_a_tiled_consumer_reading_the_scans_input_again_folds_into_the_scan(kernelopt_bin, tmp_path):
     """An exclusive cumsum over dim 0 of a transposed 4-D tensor, captured here: the scan writes buf0 in the
     input's layout; a 2-D tiled kernel (YBLOCK beside XBLOCK) loads buf0 and the input at the same index and

@@ -136,8 +136,9 @@ std::optional<std::vector<std::string>> invert(const Affine& load, const std::ve
     if (p == 0 && digits[i].radix > 1)
       return no(fmt::format("the load index does not use digit {}: elements repeat", digits[i].name));
     if (digits[i].radix <= 1) continue;
-    // Past the lower digits' span and a multiple of the place below: what padding leaves.
-    bool padded = !layout.empty() && q > expected && (read.empty() || q % read.back().second == 0);
+    // Past the lower digits' span: what padding leaves (Inductor aligns a stride above 1024 elements to 128
+    // bytes, so a padded place need not be a multiple of the one below). The buffer's layout decides below.
+    bool padded = !layout.empty() && q > expected;
     if (q != expected && !padded)
       return no(fmt::format("digit {} has place {} in the load index, a bijection needs {}", digits[i].name, p,
                             expected));
@@ -152,7 +153,16 @@ std::optional<std::vector<std::string>> invert(const Affine& load, const std::ve
     for (const auto& [size, stride] : layout)
       if (size > 1) held.emplace_back(size, stride);
     std::sort(held.begin(), held.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
-    if (held != read)
+    // Dimensions one after another in memory (a stride equal to the one below times its size) hold the same
+    // elements as one: a flip's single digit over a padded buffer's two outer dims walks them both.
+    auto merged = [](std::vector<std::pair<int64_t, int64_t>> dims) {
+      std::vector<std::pair<int64_t, int64_t>> out;
+      for (const auto& [size, stride] : dims)
+        if (!out.empty() && out.back().second * out.back().first == stride) out.back().first *= size;
+        else out.emplace_back(size, stride);
+      return out;
+    };
+    if (merged(held) != merged(read))
       return no("the load index does not walk the padded buffer's sizes and strides: elements repeat or are skipped");
   }
   if (low != 0) return no(fmt::format("the load index is shifted by {} from [0, {})", low, numel));
@@ -168,12 +178,22 @@ std::optional<std::vector<std::string>> invert(const Affine& load, const std::ve
     for (const auto& [r, q] : read)
       if (q > a && (next == 0 || q < next)) next = q;
     std::string v;
-    if (next == 0 || next == a * d.radix) {
+    if (!tight) {
+      // A padded layout: every place is past the span of the places below it, but need not divide the ones
+      // above (an outer stride aligned to 128 bytes over rows of 431). The address modulo each place above,
+      // from the top down, leaves this digit's and the lower ones' share; a modulus whose result the next
+      // one down divides away is left out. Then this digit's value is that share over its own place.
+      std::vector<int64_t> ups;
+      for (const auto& [r, q] : read)
+        if (q > a) ups.push_back(q);
+      std::sort(ups.begin(), ups.end());
+      v = addr;
+      for (size_t j = ups.size(); j-- > 0;)
+        if (j == 0 || ups[j] % ups[j - 1] != 0) v = fmt::format("({} % {})", v, ups[j]);
+      if (a != 1) v = fmt::format("({} // {})", v, a);
+    } else {  // a mixed-radix number: the address over this digit's place, within its radix
       v = a == 1 ? addr : fmt::format("({} // {})", addr, a);
       if (next != 0 && a * d.radix != numel) v = fmt::format("({} % {})", v, d.radix);
-    } else {  // a padded place: the address below the next place up, then this digit's share of it
-      v = fmt::format("({} % {})", addr, next);
-      if (a != 1) v = fmt::format("({} // {})", v, a);
     }
     out[i] = p < 0 ? fmt::format("({} - {})", d.radix - 1, v) : v;
   }

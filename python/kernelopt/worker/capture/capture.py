@@ -239,6 +239,9 @@ def capture(
         patches["autotune_local_cache"] = False
     if triton_on_cpu:
         patches["cpu_backend"] = "triton"
+        # Strides padded as on a GPU (Inductor aligns a buffer's strides above 1024 elements to 128 bytes, and skips
+        # that for CPU tensors unless told): the intermediate buffers then have the layouts a GPU capture's have.
+        patches["disable_padding_cpu"] = False
     if device == "cuda" and not torch.cuda.is_available():
         raise CaptureError("--device cuda requested but CUDA is not available", "run on a GPU machine or pass --device cpu")
     if kind == "triton":
