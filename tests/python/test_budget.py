@@ -175,3 +175,14 @@ def test_screening_times_once_only_candidates_far_slower_than_the_baseline():
 
     assert far_slower(35.0, 11.0) and not far_slower(30.0, 11.0)
     assert not far_slower(0.02, 0.005) and not far_slower(1.2, 0.3) and far_slower(1.4, 0.3)
+
+
+def test_a_slow_models_profile_runs_fewer_repetitions():
+    # Two seconds of runs for a model that runs over a tenth of a second (a 192 ms scan profiled 20 + 20 times
+    # took 9.5 s of a 60 s budget), never under 5; short models keep what was asked.
+    from kernelopt.worker.ops.gpu_ops import profile_reps
+
+    assert profile_reps(20, 0.005) == 20 and profile_reps(20, 0.1) == 20
+    assert profile_reps(20, 0.193) == 10
+    assert profile_reps(20, 1.5) == 5
+    assert profile_reps(3, 0.5) == 3  # never more than asked
