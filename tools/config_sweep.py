@@ -64,7 +64,7 @@ def main():
     if "args" not in seen:
         sys.exit(f"config_sweep: error: call() never launched {a.kernel}")
     args = seen["args"]
-    names = [n for n in kern.fn.arg_names]
+    names = list(kern.fn.arg_names)
     constexprs = {names[i] for i in kern.fn.constexprs}
     runtime = [n for n in names if n not in constexprs]
     numel = {n[:-5].rstrip("_").upper(): v for n, v in zip(runtime, args) if n.endswith("numel")}

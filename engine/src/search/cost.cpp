@@ -64,9 +64,13 @@ int screen_reps(int configured, double launch_ms) {
   return std::clamp(static_cast<int>(1000.0 / launch_ms), 3, std::max(3, configured));
 }
 
+double screen_launch_seconds(int reps, double launch_ms) {
+  return (reps + kScreenExtraLaunches) * std::max(0.0, launch_ms) / 1000.0;
+}
+
 size_t screen_batch_size(double left_s, double launch_ms, int reps, std::optional<double> per_candidate_s,
                          size_t most) {
-  double launches_s = (reps + kScreenExtraLaunches) * std::max(0.0, launch_ms) / 1000.0;
+  double launches_s = screen_launch_seconds(reps, launch_ms);
   double each = per_candidate_s.value_or(launches_s);
   // Compile-bound (a full batch's launches take less than its compile wave): the size changes little.
   if (each * static_cast<double>(most) <= kScreenCompileSeconds) return most;

@@ -77,6 +77,9 @@ inline constexpr int kScreenExtraLaunches = 3;  // the worker's two warm-ups and
 // under 3.
 int screen_reps(int configured, double launch_ms);
 
+// Seconds one screened source spends launching in a batch (the baseline's share, or a candidate's estimate).
+double screen_launch_seconds(int reps, double launch_ms);
+
 // Candidates the next screen batch may hold so that it ends within `left_s`: the batch's baseline launches are
 // a fixed part with the compile wave, each candidate adds `per_candidate_s` (its launches, measured on an earlier
 // batch of this kernel, else estimated from the launch time). At least one (a search that screens nothing finds

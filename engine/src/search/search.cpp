@@ -270,7 +270,7 @@ class KernelSearch {
     say(fmt::format("screened {} candidate(s) in {:.1f} s (compile {:.1f} s{}, run {:.1f} s)", todo.size(), took,
                     r.compile_s, r.parallel_compile ? ", parallel" : "", r.run_s));
     // What the next batch's candidates will cost each, less the compile wave and the baseline's own launches.
-    double baseline_s = (reps() + kScreenExtraLaunches) * launch_ms() / 1000.0;
+    double baseline_s = screen_launch_seconds(reps(), launch_ms());
     per_candidate_s_ = std::max(0.0, took - r.compile_s - baseline_s) / static_cast<double>(todo.size());
     for (size_t n = 0; n < todo.size(); ++n) {
       const worker::ScreenedCandidate& c = r.candidates[n];

@@ -200,8 +200,8 @@ def profile(req: dict) -> dict:
 
 def profile_reps(asked: int, run_s: float) -> int:
     """Repetitions of the profile's timed and traced loops: as asked, fewer for a model whose run takes over a
-    tenth of a second (two seconds of runs each, at least 5, never more than asked): a fresh draw's 192 ms scan spent 9.5 s profiling
-    at 20, most of what its search then lacked."""
+    tenth of a second (two seconds of runs each, at least 5, never more than asked): a fresh draw's 192 ms scan
+    spent 9.5 s profiling at 20, most of what its search then lacked."""
     if run_s <= 0.1:
         return asked
     return min(asked, max(5, int(2.0 / run_s)))
