@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "artifact/literal.h"
 #include "artifact/pyparse/visit.h"
 
 namespace kopt::agents::fusion {
@@ -82,15 +83,8 @@ int64_t numel_of(const ir::Function& f, const std::string& buffer) {
 
 namespace {
 
-bool is_tl_call(const py::Node* n, std::string_view fn) {
-  if (!n || !n->is("Call")) return false;
-  const py::Node* f = n->child("func");
-  return f && f->is("Attribute") && f->ident("attr") == fn && f->child("value") && f->child("value")->is("Name") &&
-         f->child("value")->ident("id") == "tl";
-}
-
 std::optional<Access> access(const py::Node* call, std::string_view fn) {
-  if (!is_tl_call(call, fn) || call->list("args").empty()) return std::nullopt;
+  if (!ir::is_tl_call(call, fn) || call->list("args").empty()) return std::nullopt;
   const py::Node* p = call->list("args")[0];
   if (!p->is("BinOp") || p->ident("op") != "Add" || !p->child("left")->is("Name")) return std::nullopt;
   Access a{std::string(p->child("left")->ident("id")), p->child("right"), nullptr, nullptr};

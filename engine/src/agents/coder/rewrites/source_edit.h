@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "artifact/ir.h"
+#include "artifact/literal.h"
 #include "artifact/pyparse/visit.h"
 
 namespace kopt::agents::rewrites::detail {
@@ -23,9 +24,8 @@ inline bool is_tl(const py::Node* n, std::string_view attr) {
   return v && v->is("Name") && v->ident("id") == "tl";
 }
 
-inline bool is_tl_call(const py::Node* n, std::string_view fn) {
-  return n && n->is("Call") && is_tl(n->child("func"), fn);
-}
+// `tl.<fn>(...)`: the IR's own test.
+using ir::is_tl_call;
 
 // The parsed kernel, or nothing with the parser's message.
 inline std::optional<ir::KernelSource> parse(const std::string& source, const std::string& name, std::string* why) {
