@@ -416,7 +416,7 @@ def test_the_compiled_peaks_target_keeps_fixed_headroom_for_small_problems():
     memory.set_budget(100 << 30)
     try:
         memory.set_compiled_peak(64 << 20)
-        assert memory.target() == (64 << 20) + memory.FIXED_HEADROOM
+        assert memory.target() == (64 << 20) + memory.fixed_headroom()
         memory.set_compiled_peak(8 << 30)
         assert memory.target() == int(memory.TARGET_RATIO * (8 << 30))
         memory.set_compiled_peak(60 << 30)
@@ -662,6 +662,16 @@ def test_the_flush_buffer_is_twice_the_gpus_l2(monkeypatch):
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: SimpleNamespace(L2_cache_size=50 << 20))
     assert timing.flush_bytes() == 100 << 20
+    # The soft target's fixed headroom follows the flush buffer: an H100's 100 MiB and the slices' 64 MiB,
+    # so a 100 MiB problem's target is 264 MiB (with a fixed 320 MiB, its jobs peaked at 4.0x).
+    assert memory.fixed_headroom() == (100 << 20) + memory.SLICE_HEADROOM == 164 << 20
+    memory.set_budget(100 << 30)
+    try:
+        memory.set_compiled_peak(100 << 20)
+        assert memory.target() == 264 << 20
+    finally:
+        memory.set_compiled_peak(None)
+        memory.set_budget(None)
     monkeypatch.setattr(timing, "_flush_size", None)
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: SimpleNamespace(L2_cache_size=4 << 20))
     assert timing.flush_bytes() == 64 << 20
@@ -673,3 +683,29 @@ def test_the_flush_buffer_is_twice_the_gpus_l2(monkeypatch):
     monkeypatch.setattr(torch.cuda, "get_device_properties", no_device)
     assert timing.flush_bytes() == timing.DEFAULT_FLUSH_BYTES
     monkeypatch.setattr(timing, "_flush_size", None)
+
+
+def test_timing_shares_the_records_read_only_inputs_when_copies_do_not_fit(monkeypatch):
+    # Screening and G4 time on copies of every argument while they fit under the soft target; else
+    # the inputs Inductor names in_ptr* are the record's own, fingerprinted, and a run that writes one
+    # is caught (a 100 MB problem's screening held the record, a copy and the flush buffer: 3.0x).
+    from kernelopt.worker.measure.launches import LaunchRecord
+    from kernelopt.worker.ops import gpu_ops
+
+    rec = LaunchRecord(0, "k", 0, [torch.randn(64), torch.zeros(64), 5])
+    monkeypatch.setattr(gpu_ops, "read_only_args", lambda state, graph, var: {0})
+    monkeypatch.setattr(memory, "fits_now", lambda need: True)
+    args, shared = gpu_ops.timing_args(None, rec, "timing a kernel")
+    assert shared == {} and args[0] is not rec.args[0] and torch.equal(args[0], rec.args[0])
+
+    monkeypatch.setattr(memory, "fits_now", lambda need: False)
+    args, shared = gpu_ops.timing_args(None, rec, "timing a kernel")
+    assert args[0] is rec.args[0] and args[1] is not rec.args[1] and args[2] == 5
+    assert list(shared) == [0] and gpu_ops.written_shared(rec, shared) == []
+    prepare = gpu_ops.restore_and_poison(args, rec, poisoned=(1,))
+    kept = rec.args[0].clone()
+    args[1].fill_(3)
+    prepare()  # the shared input is not copied onto itself; the output is poisoned
+    assert torch.isnan(args[1]).all() and torch.equal(rec.args[0], kept)
+    args[0][17] += 1.0  # a run that writes what the kernel only reads
+    assert gpu_ops.written_shared(rec, shared) == [0]

@@ -46,14 +46,15 @@ DEVICE_MARGIN = 0.06
 # own peak. The goal is 2.5 (docs/memory.md); the plan aims below it, for what it does not count
 # (the allocator's rounding, a comparison's slices, Triton's and cuBLAS's workspaces).
 TARGET_RATIO = 2.3
-# The target never comes closer than this to torch.compile's peak: what a job needs whatever the
-# problem's size (timing's L2 flush buffer, 100-256 MiB, a comparison's or a seed draw's slices) is a fixed
-# cost, not a multiple of the problem. So the ratio holds from a peak of about 250 MiB up; below,
-# the job's peak is at most the problem's plus this. Every timing reserves its flush buffer, so held
-# state moves off for it. (A floor of 4 GiB left nothing spilled below a 1.7 GiB problem and let fixed
-# 64M-element slices set peaks of 6-10x; 512 MiB, with the flush buffer not reserved, 3.4-3.6x for
-# problems of 0.25-0.3 GiB.)
-FIXED_HEADROOM = 320 << 20
+# The target never comes closer to torch.compile's peak than fixed_headroom(): timing's L2 flush buffer
+# plus this much for a comparison's, a seed draw's or a fingerprint's slices. What a job needs whatever
+# the problem's size is a fixed cost, not a multiple of the problem: below a peak of about 130 MiB (on
+# an H100) the job's peak is the problem's plus this headroom. Every timing reserves its flush buffer,
+# so held state moves off for it. (A floor of 4 GiB left nothing spilled below a 1.7 GiB problem and
+# let fixed 64M-element slices set peaks of 6-10x; 512 MiB, with the flush buffer not reserved,
+# 3.4-3.6x for problems of 0.25-0.3 GiB; a fixed 320 MiB, 2.6-4.0x for problems of 100-200 MiB on an
+# H100 whose flush buffer is 100 MiB, benchmarks/RESULTS.md session 32.)
+SLICE_HEADROOM = 64 << 20
 # Objects below this size are never worth a transfer: they stay where they are.
 SPILL_MIN_BYTES = 64 << 20
 # Model outputs kept as references (compared with every candidate) and what a recorded launch
@@ -470,12 +471,20 @@ def set_target_ratio(ratio: float | None) -> None:
 
 def target() -> int:
     """The soft ceiling: TARGET_RATIO times torch.compile's peak once measured (at least that peak
-    plus FIXED_HEADROOM), never above the budget."""
+    plus fixed_headroom()), never above the budget."""
     cap = budget()
     if _compiled_peak:
         ratio = _ratio_override if _ratio_override is not None else TARGET_RATIO
-        cap = min(cap, max(int(ratio * _compiled_peak), _compiled_peak + FIXED_HEADROOM))
+        cap = min(cap, max(int(ratio * _compiled_peak), _compiled_peak + fixed_headroom()))
     return cap
+
+
+def fixed_headroom() -> int:
+    """What every job needs above the problem's own peak: the L2 flush buffer (twice this GPU's L2;
+    256 MiB where it is not known, as in CPU mode) and SLICE_HEADROOM."""
+    from . import timing
+
+    return timing.flush_bytes() + SLICE_HEADROOM
 
 
 def set_compiled_peak(nbytes: int | None) -> None:

@@ -78,7 +78,7 @@ def _recorded(state: BundleState) -> list[LaunchRecord]:
 
     def read_only(g: int, var: str) -> set[int]:
         if (g, var) not in known:
-            known[g, var] = _read_only_args(state, g, var)
+            known[g, var] = read_only_args(state, g, var)
         return known[g, var]
 
     for share in (True, False):
@@ -113,7 +113,7 @@ def _check_isolated(state: BundleState, rec: LaunchRecord) -> None:
     rec.after = []
 
 
-def _read_only_args(state: BundleState, graph: int, var: str) -> set[int]:
+def read_only_args(state: BundleState, graph: int, var: str) -> set[int]:
     """Positions of a kernel's arguments Inductor names `in_ptr*`: it only reads them (as G2's lean
     path relies on); none for a kernel file, whose names are its author's."""
     return set() if is_kernel_file(state.meta) else _in_ptr_args(state, graph, var)

@@ -15,10 +15,10 @@ from ..bundle_runner import call_args
 from ..bundle_state import (BundleState, candidate_launcher, get_bundle, model_runner, problem_of, run_need,
                             stitched_modules)
 from ..measure import memory, timing
-from ..measure.launches import LaunchRecord, restore
+from ..measure.launches import LaunchRecord, restore, snapshot
 from ..measure.poison import poison_args
 from ..protocol import op
-from .bundle_ops import run_baseline
+from .bundle_ops import read_only_args, run_baseline
 
 
 def require_gpu(state: BundleState) -> dict | None:
@@ -27,16 +27,39 @@ def require_gpu(state: BundleState) -> dict | None:
     return None
 
 
-def _timed_launch(launcher, rec: LaunchRecord, poisoned: tuple = ()):
-    """(fn, prepare): fn launches on fixed buffers; prepare restores them to the recorded inputs and
-    poisons the pure outputs (NaN), outside the timed region. The poison makes every repetition
-    start from outputs that hold nothing of the previous call, so a candidate that keeps its result
-    across calls and skips the work when the output is already there cannot be timed as fast."""
-    rec.use("timing a kernel")
-    # The flush buffer the timing allocates counts too (timing.flush_bytes()).
-    memory.reserve(memory.storage_bytes(rec.args) + timing.flush_bytes(), "timing a kernel", keep=(rec,))
-    args = rec.fresh_args()
-    return _launch_on(launcher, rec, args), restore_and_poison(args, rec, poisoned)
+def _timed_launch(state: BundleState, launcher, rec: LaunchRecord, poisoned: tuple = ()):
+    """(fn, prepare, shared): fn launches on fixed buffers; prepare restores them to the recorded
+    inputs and poisons the pure outputs (NaN), outside the timed region. The poison makes every
+    repetition start from outputs that hold nothing of the previous call, so a candidate that keeps
+    its result across calls and skips the work when the output is already there cannot be timed as
+    fast. `shared`: the read-only arguments timed on the record itself (timing_args)."""
+    args, shared = timing_args(state, rec, "timing a kernel")
+    return _launch_on(launcher, rec, args), restore_and_poison(args, rec, poisoned), shared
+
+
+def timing_args(state: BundleState, rec: LaunchRecord, stage: str) -> tuple[list, dict]:
+    """The buffers a timing launches on, and {position: fingerprint} of those it shares with the record.
+
+    Every tensor is copied (a run may write into it) while the copies and the L2 flush buffer fit
+    under the soft target as things are. Else the arguments Inductor names `in_ptr*` (read only, as
+    G2's lean path relies on) are the record's own tensors, fingerprinted here and checked after the
+    runs (`written_shared`): a 100 MB problem's screening held the record, a whole copy of it and the
+    flush buffer, 3.0x torch.compile's peak (benchmarks/RESULTS.md, session 32). Times do not depend
+    on which buffers are used: the same bytes, read the same way."""
+    rec.use(stage)
+    tensors = {i for i, a in enumerate(rec.args) if isinstance(a, torch.Tensor)}
+    flush = timing.flush_bytes()  # the timing allocates it: it counts too
+    read_only = read_only_args(state, rec.graph, rec.kernel) & tensors
+    share = bool(read_only) and not memory.fits_now(memory.storage_bytes(rec.args) + flush)
+    copied = tensors - read_only if share else tensors
+    memory.reserve(memory.storage_bytes(rec.args[i] for i in copied) + flush, stage, keep=(rec,))
+    args = [snapshot(a) if i in copied else a for i, a in enumerate(rec.args)]
+    return args, {i: memory.fingerprint(rec.args[i]) for i in tensors - copied}
+
+
+def written_shared(rec: LaunchRecord, shared: dict) -> list[int]:
+    """The shared read-only arguments whose bytes changed since timing_args fingerprinted them."""
+    return [i for i, fp in shared.items() if memory.fingerprint(rec.args[i]) != fp]
 
 
 def _launch_on(launcher, rec: LaunchRecord, args: list):
@@ -54,7 +77,7 @@ def restore_and_poison(args: list, rec: LaunchRecord, poisoned: tuple = ()):
 
     def prepare():
         for a, r in zip(args, rec.args):
-            if isinstance(a, torch.Tensor):
+            if isinstance(a, torch.Tensor) and a is not r:  # a shared read-only argument is the record's
                 restore(a, r)
         poison_args(args, poisoned)
 
@@ -75,10 +98,14 @@ def time_kernel(req: dict) -> dict:
         launchers.append(candidate_launcher(state, rec, req.get("source"), req.get("config")))
     poisoned = tuple(req.get("poison", ()))
     # One set of buffers for both: each repetition's prepare restores it before the launch it times.
-    fn, prepare = _timed_launch(launchers[0], rec, poisoned)
+    fn, prepare, shared = _timed_launch(state, launchers[0], rec, poisoned)
     args = fn.args
     fns = [fn] + [_launch_on(lau, rec, args) for lau in launchers[1:]]
     results = timing.time_interleaved(fns, reps=req.get("reps", 50), prepare=[prepare] * len(fns))
+    if bad := written_shared(rec, shared):
+        state.launches = []  # the record itself was written: the next request records again
+        raise RuntimeError(f"{'the candidate' if len(fns) > 1 else 'the original kernel'} wrote argument(s) {bad}, "
+                           "which the kernel only reads (Inductor names them in_ptr); its times are not valid")
     out = {"measured": True, "baseline": results[0]}
     if len(results) > 1:
         out["candidate"] = results[1]

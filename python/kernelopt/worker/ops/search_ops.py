@@ -18,7 +18,7 @@ from ..bundle_state import get_bundle
 from ..measure import memory, timing
 from ..protocol import op
 from .bundle_ops import run_baseline
-from .gpu_ops import require_gpu, restore_and_poison
+from .gpu_ops import require_gpu, restore_and_poison, timing_args, written_shared
 
 
 def _compile_all(name: str, sources: list[str], device: str,
@@ -91,9 +91,7 @@ def screen(req: dict) -> dict:
     # Screening ranks, G4 decides. One set of buffers shared by every candidate (memory stays
     # bounded for large kernels), restored to the recorded inputs and with pure outputs poisoned
     # before each repetition, as G4 times them.
-    rec.use("screening candidates")
-    memory.reserve(memory.storage_bytes(rec.args) + timing.flush_bytes(), "screening candidates", keep=(rec,))
-    args = rec.fresh_args()
+    args, shared = timing_args(state, rec, "screening candidates")
     stream = torch.cuda.current_stream().cuda_stream
     prepare = restore_and_poison(args, rec, tuple(req.get("poison", ())))
 
@@ -114,6 +112,7 @@ def screen(req: dict) -> dict:
         if err is not None:
             results[i] = {"ok": False, "error": err}
             continue
+        once = None
         try:
             preps[i + 1]()
             fns[i + 1]()
@@ -122,6 +121,17 @@ def screen(req: dict) -> dict:
         except Exception as e:  # noqa: BLE001
             results[i] = {"ok": False, "error": _one_line(e)}
             fns[i + 1] = None
+        if shared and (bad := written_shared(rec, shared)):
+            # The record itself was written: nothing after this can be timed on it (the next request
+            # records the launches again). This candidate is refused; those not yet launched are not screened.
+            state.launches = []
+            results[i] = {"ok": False, "error": f"wrote argument(s) {bad}, which the kernel only reads"}
+            for j in range(i + 1, len(compiled)):
+                if not results[j]:
+                    results[j] = {"ok": False, "error": "not screened: an earlier candidate of the batch wrote "
+                                                        "a read-only input (screen it again)"}
+            return _screen_reply({"median_ms": once_base, "reps": 1}, results, t0, t_compile)
+        if once is None:
             continue
         if far_slower(once, once_base):
             results[i] = {"ok": True, "median_ms": once, "timed_once": True}
@@ -130,10 +140,18 @@ def screen(req: dict) -> dict:
     live = [0] + [i + 1 for i in slots]
     timed = timing.time_interleaved([fns[j] for j in live], reps=req.get("reps", 10),
                                     prepare=[preps[j] for j in live], warmup=2)
+    if bad := written_shared(rec, shared):  # a run inside the timing wrote what only the first launch left alone
+        state.launches = []
+        raise RuntimeError(f"a screened candidate wrote argument(s) {bad}, which the kernel only reads; the "
+                           "batch's times are not valid (the next request records the launches again)")
     for j, summary in zip(live[1:], timed[1:]):
         results[j - 1] = {"ok": True, **summary}
+    return _screen_reply(timed[0], results, t0, t_compile)
+
+
+def _screen_reply(baseline: dict, results: list[dict], t0: float, t_compile: float) -> dict:
     seconds = {"compile": t_compile, "run": time.perf_counter() - t0 - t_compile}
-    return {"measured": True, "baseline": timed[0], "candidates": results, "seconds": seconds,
+    return {"measured": True, "baseline": baseline, "candidates": results, "seconds": seconds,
             "parallel_compile": _parallel_compile()}
 
 
