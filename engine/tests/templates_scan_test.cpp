@@ -199,6 +199,33 @@ TEST(ScanSplitTemplate, SegmentsOfALongRowThroughTheKernelsLookback) {
   EXPECT_NE(why.find("lookback sequence"), std::string::npos) << why;
 }
 
+TEST(ScanSplitTemplate, TheWorkspaceExpressionInlineInTheLookback) {
+  // Newer Inductor (torch 2.13) writes the workspace pointer's expression as the lookback's first
+  // argument instead of a statement of its own: the same candidates, the expression bound first.
+  auto b = corpus("cumsum_long_large");
+  auto p = profile_of(*b, 0, {tensor({4, 2097152}), tensor({4, 2097152}), tensor({262144}, "uint8"), value(4),
+                              value(2097152)});
+  ir::Kernel k = b->graphs[0]->kernels.at(0);
+  const std::string stmt = "    tmp2 = ws_ptr.to(tl.pointer_type(tl.uint64)) + xoffset * 1 * tmp1\n";
+  size_t at = k.source.find(stmt);
+  ASSERT_NE(at, std::string::npos);
+  k.source.erase(at, stmt.size());
+  size_t arg = k.source.find("        tmp2,\n");
+  ASSERT_NE(arg, std::string::npos);
+  k.source.replace(arg, std::string("        tmp2,\n").size(),
+                   "        ws_ptr.to(tl.pointer_type(tl.uint64)) + xoffset * 1 * tmp1,\n");
+  p.kernel = &k;
+  std::string why;
+  auto cands = agents::templates::instantiate(p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  const std::string& s = cands.front().source;
+  EXPECT_NE(s.find("kopt_ws = ws_ptr.to(tl.pointer_type(tl.uint64)) + xoffset * 1 * tmp1"), std::string::npos) << s;
+  EXPECT_NE(s.find("triton_helpers.exclusive_scan_decoupled_lookback(kopt_ws, kopt_total, tl.program_id(0), "),
+            std::string::npos)
+      << s;
+  for (const auto& c : cands) EXPECT_TRUE(verify::run_g1(k, c.source).passed) << c.description;
+}
+
 TEST(ScanSplitTemplate, OneSegmentPerRowWhenRowsAreMany) {
   // 64 rows of 2M: one program per row carries its prefix in registers — no totals pass, no lookback —
   // and those instances come first; with 4 rows (too few programs) they are not proposed.

@@ -143,6 +143,9 @@ std::vector<Candidate> scan_split(const KernelProfile& k, std::string* why_not) 
   static const std::regex reduce_re(R"(^(\w+) = tl\.reduce\((\w+), 0, (\w+)\)$)");
   static const std::regex lookback_re(
       R"(^(\w+) = (triton_helpers\.exclusive_scan_decoupled_lookback(?:_64)?)\((\w+), (\w+), tl\.program_id\(0\), (\w+)(.*)\)$)");
+  // Newer Inductor passes the workspace pointer's expression inline as the lookback's first argument.
+  static const std::regex inline_lookback_re(
+      R"(^(\w+) = (triton_helpers\.exclusive_scan_decoupled_lookback(?:_64)?)\((.+), (\w+), tl\.program_id\(0\), (\w+)(.*)\)$)");
   static const std::regex scan_re(R"(^(\w+) = tl\.associative_scan\((\w+), 0, (\w+)\)$)");
   static const std::regex combine_re(R"(^(\w+) = (\w+)\((\w+), (\w+)\)$)");
   static const std::regex where_re(R"(^(\w+) = tl\.where\(roffset == 0, (\w+), (\w+)\)$)");
@@ -161,6 +164,19 @@ std::vector<Candidate> scan_split(const KernelProfile& k, std::string* why_not) 
     }
     if (start < 0) {
       setup.push_back(s);
+      continue;
+    }
+    if (reduce >= 0 && lookback < 0 && ws_var.empty() && std::regex_match(s, m, inline_lookback_re) &&
+        m[3].str().find("ws_ptr") != std::string::npos) {
+      // The workspace expression becomes its own statement (the form older Inductor writes), so both
+      // forms build the same candidate.
+      const std::string expr = m[3];
+      if (expr.find("r0_") != std::string::npos || expr.find("rindex") != std::string::npos)
+        return no("`" + s + "` mixes the workspace with the row");
+      if (m[4] != total || m[5] != fn) return no("an unexpected lookback: " + s);
+      ws_var = "kopt_ws";
+      ws.push_back("kopt_ws = " + expr);
+      lookback = i, prefix = m[1], lookback_fn = m[2], lookback_rest = m[6];
       continue;
     }
     if (s.find("ws_ptr") != std::string::npos || s.find("tl.num_programs(0)") != std::string::npos) {
