@@ -235,6 +235,18 @@ TEST(RowNormTemplate, VectorNormStoresTheRowNormOnce) {
   }
   // 16384 fp32 per row: one row per program, 8, 16 or 32 warps (64, 32 or 16 elements a thread).
   EXPECT_EQ(cands.size(), 3u);
+  // Newer Inductor writes the correctly rounded tl.sqrt_rn where it wrote libdevice.sqrt: the same
+  // candidates, the kernel's own call kept (a Frobenius normalize captured with torch 2.13 was declined).
+  size_t at = def.find("libdevice.sqrt(tmp3)");
+  def.replace(at, std::string("libdevice.sqrt").size(), "tl.sqrt_rn");
+  auto b = synthetic("'in_out_ptr0': '*fp32', 'in_ptr0': '*fp32'", def);
+  p.kernel = &b->kernels.at(0);
+  auto rn = instances(p);
+  ASSERT_EQ(rn.size(), 3u);
+  for (const auto& c : rn) {
+    EXPECT_TRUE(has(c.source, "tl.sqrt_rn(")) << c.source;
+    EXPECT_TRUE(verify::run_g1(*p.kernel, c.source).passed) << c.source;
+  }
 }
 
 TEST(RowNormTemplate, L2NormalizeReadsTheRowOnceAndKeepsEps) {

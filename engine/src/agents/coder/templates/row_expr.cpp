@@ -344,8 +344,10 @@ class Reader {
       for (const char* op : {"wmean", "wm2", "wcount"}) t.items.push_back(expr(make(op, {m->args[0]})));
       return t;
     }
-    static const std::set<std::string> unary = {"libdevice.rsqrt", "libdevice.sqrt", "tl_math.abs", "tl_math.exp",
-                                                "tl_math.log", "libdevice.tanh", "tl.sigmoid"};
+    // tl.sqrt_rn: the correctly rounded square root newer Inductor writes where it wrote libdevice.sqrt.
+    static const std::set<std::string> unary = {"libdevice.rsqrt", "libdevice.sqrt", "tl.sqrt_rn", "tl.sqrt",
+                                                "tl_math.abs",     "tl_math.exp",    "tl_math.log", "libdevice.tanh",
+                                                "tl.sigmoid"};
     static const std::set<std::string> binary = {"triton_helpers.maximum", "triton_helpers.minimum",
                                                  "libdevice.pow"};
     if (unary.count(fn) && args.size() == 1) return expr(make("call", {arg_expr(n, 0)}, fn));
