@@ -35,7 +35,19 @@ def test_families_count_headroom_rows_and_what_was_recovered():
     assert rep["all"]["wrong"] == 0 and rep["all"]["slower"] == 0
     bad = draw_report.report(VARIANTS, [row("00_a", 2.0, 1.0, 0.9, correct=False)])
     assert bad["all"]["wrong"] == 1 and bad["all"]["slower"] == 1
-    assert "| pools | 1 | 1 | 1 | 0.90x |" in draw_report.markdown(bad)
+    assert "| pools | 1 | 1 | 1 | 0.90x | 2.00x |" in draw_report.markdown(bad)
+    # The ceiling: every row at its floor (01_b's 1.1x counts too; a row under its floor counts 1.0x).
+    assert math.isclose(rep["all"]["ceiling"], (4.0 * 1.1 * 3.0) ** (1 / 3))
+
+
+def test_a_suite_run_by_level(tmp_path):
+    rows = [dict(row("a", 4.0, 1.0, 2.0), level=2), dict(row("b", 1.0, 1.1, 1.0, "fallback"), level=2),
+            dict(row("c", 3.0, 1.0, 1.5), level=3)]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "draw_report.py"), "--levels",
+                        str(tmp_path / "r.jsonl"), "--markdown"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "| level 2 | 2 | 1 | 1 | 1.41x | 2.00x |" in r.stdout and "| level 3 | 1 | 1 | 1 | 1.50x | 3.00x |" in r.stdout
 
 
 def test_rows_of_another_draw_and_unreadable_files_are_clear_errors(tmp_path):
