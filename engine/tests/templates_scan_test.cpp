@@ -5,8 +5,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "agents/agent.h"
 #include "agents/coder/templates/templates.h"
@@ -224,6 +226,43 @@ TEST(ScanSplitTemplate, TheWorkspaceExpressionInlineInTheLookback) {
             std::string::npos)
       << s;
   for (const auto& c : cands) EXPECT_TRUE(verify::run_g1(k, c.source).passed) << c.description;
+}
+
+TEST(ScanSplitTemplate, ARowOfAnOddLengthIsMaskedNotDeclined) {
+  // A row no block divides (a fresh draw's 1-D exclusive cumsum over 107391517 elements): Inductor masks it
+  // (`r0_index < r0_numel`, loads with `other`); the segments then round the row up, each chunk's mask made
+  // from its own index, and the stores stay masked.
+  auto b = corpus("cumsum_long_large");
+  const int64_t n = 2097141;
+  auto p = profile_of(*b, 0, {tensor({4, 2097152}), tensor({4, 2097152}), tensor({262144}, "uint8"), value(4),
+                              value(n)});
+  ir::Kernel k = b->graphs[0]->kernels.at(0);
+  auto swap = [&](const std::string& from, const std::string& to) {
+    size_t at = k.source.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    k.source.replace(at, from.size(), to);
+  };
+  swap("r0_numel = 2097152", fmt::format("r0_numel = {}", n));
+  swap("r0_mask = tl.full([R0_BLOCK], True, tl.int1)[:]", "r0_mask = r0_index < r0_numel");
+  swap("2097152*x0), None, eviction_policy='evict_last')", "2097152*x0), r0_mask, eviction_policy='evict_last', other=0.0)");
+  swap("tmp9, None)", "tmp9, r0_mask)");
+  p.kernel = &k;
+  std::string why;
+  auto cands = agents::templates::instantiate(p, &why);
+  ASSERT_FALSE(cands.empty()) << why;
+  std::set<int64_t> segs;
+  for (const auto& c : cands) {
+    segs.insert(c.config["R0_BLOCK"].get<int64_t>());
+    EXPECT_NE(c.source.find("r0_mask = r0_index < r0_numel"), std::string::npos) << c.source;
+    EXPECT_NE(c.source.find("tmp9, r0_mask)"), std::string::npos) << c.source;
+    EXPECT_TRUE(verify::run_g1(k, c.source).passed) << c.description;
+  }
+  // Segments that do not divide the row (2097141 is odd), at least the host's smallest block.
+  EXPECT_TRUE(segs.count(16384) && segs.count(8192)) << fmt::format("{}", fmt::join(segs, ","));
+  // A row mask it cannot read is still declined.
+  swap("r0_mask = r0_index < r0_numel", "r0_mask = r0_index < 77");
+  EXPECT_TRUE(agents::templates::instantiate(p, &why).empty());
+  EXPECT_NE(why.find("row mask"), std::string::npos) << why;
 }
 
 TEST(ScanSplitTemplate, OneSegmentPerRowWhenRowsAreMany) {

@@ -1,6 +1,6 @@
 """The scan and column-reduction templates in CPU mode: `kernelopt optimize` on real captured
-bundles (and two fixtures in data/: argmin over dim 0 in the form Inductor writes it, and the
-captured split scan scaled down to 2 x 64K) picks the template's
+bundles (and fixtures in data/: argmin over dim 0 in the form Inductor writes it, the captured split
+scan scaled down to 2 x 64K, a 1-D scan of a masked odd-length row) picks the template's
 instance, it passes G1-G3 through the Triton interpreter, and the optimized module matches the
 eager model (plain cumsum and the split column mean are covered by the C++ tests'
 instantiation and G1 checks). No speed is claimed here (benchmarks/RESULTS.md holds the H200 runs)."""
@@ -48,6 +48,9 @@ def template_used(kernelopt_bin, tmp_path, bundle, kernel, family, marker):
     (CORPUS / "reverse_cumsum", "triton_per_fused_cumsum_flip_0", "scan", "scan_rows"),
     # Long rows: Inductor's split scan (decoupled lookback through a workspace), segments in chunks.
     (DATA / "cumsum_split_scan_small", "triton_spl_fused_cumsum_0", "scan", "scan_split"),
+    # A 1-D exclusive cumsum over 20011 bf16 values (a prime: no block divides the row, so Inductor masks it),
+    # captured with torch 2.13, whose split scan passes the workspace expression inline to the lookback.
+    (DATA / "cumsum_excl_odd_row_cpu_capture", "triton_spl_fused_cumsum_sub_0", "scan", "scan_split"),
     # A split scan over an outer axis (rows 24 elements apart, one column a program in Inductor's form):
     # programs of adjacent columns, each scanned whole with its carry.
     (DATA / "cumprod_excl_columns_inductor_form", "triton_spl_fused_cumprod_div_0", "scan", "scan_split columns"),

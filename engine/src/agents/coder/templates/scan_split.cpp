@@ -214,8 +214,14 @@ std::vector<Candidate> scan_split(const KernelProfile& k, std::string* why_not) 
   if (start < 0 || where < 0 || ws_var.empty() || numel <= 0) return no("not Inductor's split-scan layout");
   const bool columns = column_strided(pre, post);
   if (!columns && !barrier.empty()) return no("`tl.debug_barrier()` is not elementwise along the row");
-  if (!columns && std::find(pre.begin(), pre.end(), "r0_mask = tl.full([R0_BLOCK], True, tl.int1)[:]") == pre.end())
-    return no("a masked row (its length is not a multiple of every block)");
+  // A row whose length no block divides is masked (`r0_index < r0_numel`, loads with `other`): only the last
+  // segment's last chunks hold masked lanes, after every valid element, so they reach no valid element's
+  // prefix and only the last segment's total, which no later segment reads (the kernel's own argument for its
+  // last block). Segments then need not divide the row: the grid is the row over the segment, rounded up.
+  const bool masked_row = std::find(pre.begin(), pre.end(), "r0_mask = r0_index < r0_numel") != pre.end();
+  if (!columns && !masked_row &&
+      std::find(pre.begin(), pre.end(), "r0_mask = tl.full([R0_BLOCK], True, tl.int1)[:]") == pre.end())
+    return no("a row mask the template does not read");
   for (const json& l : k.launches) {
     const json& a = l["args"];
     if (a.empty() || a.back().value("value", int64_t{-1}) != numel) return no("a launch's row length differs");
@@ -278,7 +284,7 @@ std::vector<Candidate> scan_split(const KernelProfile& k, std::string* why_not) 
   const bool one_segment = rows >= kOneSegmentRows && numel >= min_block && numel <= kOneSegmentMaxRow;
   std::vector<Candidate> outc, whole;
   for (int64_t ch : {2048, 4096, 1024}) {
-    if (one_segment && numel % ch == 0 && numel > ch) {
+    if (one_segment && (numel % ch == 0 || masked_row) && numel > ch) {
       std::string def1 = fmt::format(
           "def {name}({params}):\n"
           "    # kernelopt template scan_split: one segment per row, in chunks of {ch}; the carry in registers.\n"
@@ -313,7 +319,7 @@ std::vector<Candidate> scan_split(const KernelProfile& k, std::string* why_not) 
         fmt::arg("lookback", lookback_stmt), fmt::arg("p2f", indent(p2_first, 4)), fmt::arg("p2l", indent(p2_loop, 8)));
     std::string source = replace_entry(ker, def);
     for (int64_t seg : {16384, 32768, 8192, 65536}) {
-      if (seg < min_block || seg <= ch || seg > numel || numel % seg != 0) continue;
+      if (seg < min_block || seg <= ch || seg > numel || (numel % seg != 0 && !masked_row)) continue;
       for (int w : {4, 8}) {
         int64_t per_thread = ch / (32 * w);
         if (per_thread < 4 || per_thread > 16) continue;
