@@ -18,6 +18,7 @@
 #include "agents/tuner/builtin.h"
 #include "artifact/bundle.h"
 #include "profile/family.h"
+#include "verify/cascade.h"
 #include "verify/static/g1.h"
 #include "test_util.h"
 
@@ -285,6 +286,43 @@ TEST(Rewrites, XOrderDeclinesWithItsReason) {
   why.clear();
   for (const auto& c : agents::rewrites::candidates(p, &why)) EXPECT_FALSE(c.description.starts_with("x order"));
   EXPECT_NE(why.find("x order: not a reduction kernel"), std::string::npos) << why;
+}
+
+TEST(Rewrites, TheTunerPipelinesTheLoopsOfAnAcceptedLaunchConfig) {
+  // A launch config of the kernel's own source accepted: besides its config steps, the tuner offers its
+  // loading loops pipelined (loop stages 2 and 3) at that same config, pinned, to be stepped from in turn.
+  auto b = corpus("mean_dim0");
+  agents::KernelProfile p;
+  p.kernel = &b->graphs[0]->kernels.at(0);
+  json inductor = {{"XBLOCK", 8}, {"R0_BLOCK", 64}, {"num_warps", 4}, {"num_stages", 1}};
+  json best = {{"XBLOCK", 32}, {"R0_BLOCK", 16}, {"num_warps", 4}, {"num_stages", 1}};
+  p.launches = {{{"args", {tensor({256, 256}), tensor({512}), value(512), value(128)}}, {"config", inductor}}};
+  auto accepted = agents::config_candidates(p, {best}, "config");
+  ASSERT_EQ(accepted.size(), 1u);
+  accepted[0].id = "c7";
+  std::vector<agents::Candidate> near = agents::BuiltinTuner().neighbours(p, accepted[0], {});
+  std::vector<const agents::Candidate*> piped;
+  for (const auto& c : near)
+    if (c.description.starts_with("loop stages:")) piped.push_back(&c);
+  ASSERT_EQ(piped.size(), 2u);
+  for (const auto* c : piped) {
+    EXPECT_EQ(c->config, best);
+    EXPECT_TRUE(c->own_config_space);
+    EXPECT_EQ(c->parent, "c7");
+    EXPECT_TRUE(c->description.ends_with(" @ XBLOCK=32 R0_BLOCK=16 num_warps=4 num_stages=1")) << c->description;
+    EXPECT_NE(c->source.find("num_stages=" + std::string(c->description.find("over 2 stages") != std::string::npos ? "2" : "3") + ")"),
+              std::string::npos) << c->source;
+    EXPECT_EQ(count(c->source, "triton_heuristics.fixed_config("), 1u);
+    EXPECT_TRUE(verify::run_g1(*p.kernel, c->source).passed) << c->description;
+  }
+  // Tried already (by source hash): not offered again.
+  std::vector<std::string> tried;
+  for (const auto* c : piped) tried.push_back(verify::source_hash(c->source));
+  for (const auto& c : agents::BuiltinTuner().neighbours(p, accepted[0], tried))
+    EXPECT_FALSE(c.description.starts_with("loop stages:")) << c.description;
+  // From a pipelined candidate the steps re-pin it; no second pipelining on top.
+  for (const auto& c : agents::BuiltinTuner().neighbours(p, *piped[0], {}))
+    EXPECT_EQ(count(c.source, "num_stages=2)") + count(c.source, "num_stages=3)"), 1u) << c.source;
 }
 
 TEST(Rewrites, KeepTheBaselinesChosenConfigAndTheTunerStepsFromIt) {
