@@ -310,8 +310,8 @@ TEST(Rewrites, TheTunerPipelinesTheLoopsOfAnAcceptedLaunchConfig) {
     EXPECT_TRUE(c->own_config_space);
     EXPECT_EQ(c->parent, "c7");
     EXPECT_TRUE(c->description.ends_with(" @ XBLOCK=32 R0_BLOCK=16 num_warps=4 num_stages=1")) << c->description;
-    EXPECT_NE(c->source.find("num_stages=" + std::string(c->description.find("over 2 stages") != std::string::npos ? "2" : "3") + ")"),
-              std::string::npos) << c->source;
+    const std::string stages = c->description.find("over 2 stages") != std::string::npos ? "2" : "3";
+    EXPECT_NE(c->source.find("num_stages=" + stages + ")"), std::string::npos) << c->source;
     EXPECT_EQ(count(c->source, "triton_heuristics.fixed_config("), 1u);
     EXPECT_TRUE(verify::run_g1(*p.kernel, c->source).passed) << c->description;
   }

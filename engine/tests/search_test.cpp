@@ -345,8 +345,12 @@ TEST(SearchCost, AScreenBatchHoldsWhatEndsInTimeForASlowKernel) {
   EXPECT_EQ(search::screen_batch_size(30, 0.05, 10, std::nullopt, 16), 16u);
   EXPECT_EQ(search::screen_batch_size(0.2, 0.05, 10, std::nullopt, 16), 16u);
   EXPECT_EQ(search::screen_batch_size(30, 0.05, 10, 5.0, 16), 5u);
-  // With no time left the batch still holds one (the caller stops before it when the budget is spent).
+  // With no time left the first batch still holds one (the caller stops before it when the budget is spent);
+  // once a batch has measured a candidate's cost, none that would end past the time given (session 33: a
+  // third batch of one ended 2 s into the time kept for the 23x candidate's cascade, which then did not run).
   EXPECT_EQ(search::screen_batch_size(0.5, 192.7, reps, std::nullopt, 16), 1u);
+  EXPECT_EQ(search::screen_batch_size(1.7, 192.7, reps, 1.27, 16), 0u);
+  EXPECT_EQ(search::screen_batch_size(6.0, 192.7, reps, 1.27, 16), 2u);
 }
 
 }  // namespace kopt

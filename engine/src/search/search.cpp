@@ -222,6 +222,14 @@ class KernelSearch {
     for (size_t from = 0; from < todo.size();) {
       double left = std::chrono::duration<double>(std::min(until, o_.deadline) - Clock::now()).count();
       size_t n = screen_batch_size(left, launch_ms(), reps(), per_candidate_s_, kScreenBatch);
+      if (n == 0) {  // not one more ends before `until`: the rest would take the time kept for a cascade
+        for (size_t j = from; j < todo.size(); ++j)
+          out_.candidates[todo[j]].screen_error =
+              "not screened: one more would not end before the time kept for a cascade";
+        say(fmt::format("{} candidate(s) not screened: one more would end past the time kept for a cascade",
+                        todo.size() - from));
+        break;
+      }
       std::vector<size_t> batch(todo.begin() + from, todo.begin() + std::min(todo.size(), from + n));
       from += batch.size();
       if (left <= 0) {

@@ -24,7 +24,8 @@ std::vector<Candidate> BuiltinTuner::neighbours(const KernelProfile& k, const Ca
   if (!shape) return {};
   std::vector<Candidate> out;
   auto fresh = [&](Candidate&& c) {
-    if (std::find(tried.begin(), tried.end(), verify::source_hash(c.source)) == tried.end()) out.push_back(std::move(c));
+    bool seen = std::find(tried.begin(), tried.end(), verify::source_hash(c.source)) != tried.end();
+    if (!seen) out.push_back(std::move(c));
   };
   const Candidate* base = accepted.own_config_space ? &accepted : nullptr;
   for (Candidate& c : config_candidates(k, config_neighbours(*shape, accepted.config), "tune", accepted.id, base))
