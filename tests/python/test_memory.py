@@ -709,3 +709,27 @@ def test_timing_shares_the_records_read_only_inputs_when_copies_do_not_fit(monke
     assert torch.isnan(args[1]).all() and torch.equal(rec.args[0], kept)
     args[0][17] += 1.0  # a run that writes what the kernel only reads
     assert gpu_ops.written_shared(rec, shared) == [0]
+
+
+def test_bounded_parts_of_a_padded_buffer_cover_it_once_in_small_views():
+    # A GPU-padded buffer (rows of 7 in a stride of 8) is not one dense span: the garbage fill and the
+    # host upcast slice it along its dimensions instead of drawing or converting it whole (a 2 GB padded
+    # bf16 buffer's whole float32 draw put a reversed scan's G2 at 3.0x torch.compile's peak).
+    from kernelopt.worker.measure import poison
+
+    base = torch.zeros(5, 6, 8)
+    t = base[:, :, :7]
+    assert memory.flat_view(t) is None
+    marks = torch.zeros_like(t)
+    for (p, m) in memory.bounded_parts((t, marks), 10):
+        assert p.numel() <= 10 and p.shape == m.shape
+        m.add_(1)
+    assert torch.equal(marks, torch.ones_like(t))  # every element once
+    poison.poison(t, "garbage", seed=3)
+    assert torch.isfinite(t).all() and t.abs().sum() > 0 and len(torch.unique(t)) > 100
+    assert (base[:, :, 7] == 0).all()  # the padding is left alone
+    again = torch.zeros(5, 6, 8)[:, :, :7]
+    poison.poison(again, "garbage", seed=3)
+    assert torch.equal(again, t)  # the same layout gets the same fill: elements neither run writes compare equal
+    up = memory.upcast_in_slices(t.to(torch.bfloat16), "cpu", torch.float64, slice_elements=10)
+    assert up.dtype == torch.float64 and torch.equal(up, t.to(torch.bfloat16).to(torch.float64))

@@ -308,14 +308,39 @@ def flat_view(t: torch.Tensor) -> torch.Tensor | None:
     return torch.empty(0, dtype=t.dtype, device=t.device).set_(t.untyped_storage(), t.storage_offset(), (n,), (1,))
 
 
+def bounded_parts(tensors: tuple, n: int):
+    """Matching views of same-shaped `tensors`, each of at most `n` elements where one index of the
+    innermost dimension allows, together every element once: along the first dimension, and within
+    one index of it when even that is too many. For layouts flat_view refuses (a padded buffer, whose
+    rows end in gaps): a whole-tensor temporary beside a 2 GB padded bf16 buffer (the garbage fill's
+    float32 draw) put a reversed scan's G2 at 3.0x torch.compile's peak (benchmarks/RESULTS.md,
+    session 33)."""
+    t = tensors[0]
+    if t.numel() <= n or t.dim() <= 1:
+        if t.dim() == 1 and t.numel() > n:
+            for start in range(0, t.numel(), n):
+                yield tuple(x[start:start + n] for x in tensors)
+            return
+        yield tensors
+        return
+    if t.shape[0] == 1:
+        yield from bounded_parts(tuple(x[0] for x in tensors), n)
+        return
+    rows = max(1, n // max(1, t[0].numel()))
+    for start in range(0, t.shape[0], rows):
+        yield from bounded_parts(tuple(x[start:start + rows] for x in tensors), n)
+
+
 def upcast_in_slices(x: torch.Tensor, dev: str, dtype: torch.dtype, slice_elements: int = 1 << 24) -> torch.Tensor:
     """`x` (on the host) as `dtype` on `dev`, with its strides, copied over in slices: the device
-    holds the result and one slice, never a whole copy of `x` beside it. A tensor whose elements do
-    not fill one span of its storage (overlapping or with gaps) is converted whole."""
+    holds the result and one slice, never a whole copy of `x` beside it (a tensor whose elements do
+    not fill one span of its storage, with gaps, in slices along its dimensions, bounded_parts)."""
     out = torch.empty_like(x, dtype=dtype, device=dev)
     flat_in, flat_out = flat_view(x), flat_view(out)
     if flat_in is None or flat_out is None or out.stride() != x.stride():
-        return x.to(dev, dtype)
+        for src, dst in bounded_parts((x, out), slice_elements):
+            dst.copy_(src)
+        return out
     n = x.numel()
     for i in range(0, n, slice_elements):
         flat_out[i:i + slice_elements].copy_(flat_in[i:i + slice_elements])

@@ -36,11 +36,12 @@ def poison(t: torch.Tensor, fill: str = "nan", seed: int = 0) -> None:
     # slices of its storage: a whole float32 draw and its cast beside a bf16 output were three times
     # the output's bytes (G2's peak). Fixed, never sized by free memory, so the fill is the same
     # wherever it runs; the original and the candidate get the same layout, hence the same fill.
-    from .memory import flat_view
+    from .memory import bounded_parts, flat_view
 
     gen = torch.Generator(device=t.device).manual_seed(0x6A5B + seed)
     flat = flat_view(t)
-    parts = [t] if flat is None else flat.split(_SLICE)
+    # A layout with gaps (a padded buffer): slices along its dimensions, never one whole-tensor draw.
+    parts = [p for (p,) in bounded_parts((t,), _SLICE)] if flat is None else flat.split(_SLICE)
     for part in parts:
         if t.is_floating_point():
             vals = torch.randn(part.shape, generator=gen, device=t.device, dtype=torch.float32)  # float32: cheap
