@@ -59,7 +59,7 @@ def template_used(kernelopt_bin, tmp_path, bundle, kernel, family, marker):
      "scan_split columns"),
     # A column reduction: argmin over dim 0 with many ties (the first index of the minimum wins).
     (DATA / "argmin_dim0_inductor_form", "triton_red_fused_argmin_0", "arg_reduction", "column_reduction"),
-])
+], ids=lambda v: v.name if isinstance(v, Path) else str(v))
 def test_template_is_verified_and_used(kernelopt_bin, tmp_path, bundle, kernel, family, marker):
     _, optimized = template_used(kernelopt_bin, tmp_path, bundle, kernel, family, marker)
     if marker.startswith("scan"):
