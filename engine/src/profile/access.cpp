@@ -57,6 +57,17 @@ struct Group {
 }  // namespace
 
 std::optional<uint64_t> touched_elements(const ir::Kernel& k, size_t arg, const json& launch, bool stores) {
+  ir::KernelSource ks;
+  try {
+    ks = ir::parse_kernel_source(k.source, k.name, k.name);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return touched_elements(k, ks, arg, launch, stores);
+}
+
+std::optional<uint64_t> touched_elements(const ir::Kernel& k, const ir::KernelSource& ks, size_t arg,
+                                         const json& launch, bool stores) {
   const json args = launch.value("args", json::array());
   if (arg >= args.size() || !args[arg].contains("shape")) return std::nullopt;
   // The runtime parameters in order: the pointer's name, and each axis's numel from its argument.
@@ -80,12 +91,6 @@ std::optional<uint64_t> touched_elements(const ir::Kernel& k, size_t arg, const 
     if (n <= 0) return 0;
     storage *= n;
     if (n > 1 && s > 1 && (row == 0 || s < row)) row = s;
-  }
-  ir::KernelSource ks;
-  try {
-    ks = ir::parse_kernel_source(k.source, k.name, k.name);
-  } catch (const std::exception&) {
-    return std::nullopt;
   }
   if (!ks.entry) return std::nullopt;
   // Each index digit's count of values [0, count): `x0 = xindex % R` -> R, `x1 = xindex // B` ->

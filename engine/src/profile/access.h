@@ -22,6 +22,9 @@ namespace kopt::profile {
 // columns, where the whole storage counted a floor above the kernel's own time. nullopt when some
 // access is not such an address (a gather, a division in the index): the caller counts the storage.
 std::optional<uint64_t> touched_elements(const ir::Kernel& k, size_t arg, const nlohmann::json& launch, bool stores);
+// The same on `k`'s source parsed once by the caller (a floor asks for every argument of one kernel).
+std::optional<uint64_t> touched_elements(const ir::Kernel& k, const ir::KernelSource& parsed, size_t arg,
+                                         const nlohmann::json& launch, bool stores);
 
 // Whether some tl.load's pointer depends on a value the kernel itself loaded (through any chain of
 // assignments in its body).

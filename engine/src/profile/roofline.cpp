@@ -94,14 +94,22 @@ Cost launch_cost(const ir::Kernel& k, const json& launch) {
   std::set<size_t> written(w.pure.begin(), w.pure.end()), stores(w.stored.begin(), w.stored.end());
   const json args = launch.value("args", json::array());
   std::vector<bool> writes(args.size(), false);
+  // The kernel's source parsed once for every argument's touched elements (none where it does not parse:
+  // each argument's storage counts).
+  std::optional<ir::KernelSource> parsed;
+  try {
+    parsed = ir::parse_kernel_source(k.source, k.name, k.name);
+  } catch (const std::exception&) {
+    parsed.reset();
+  }
   for (size_t i = 0; i < args.size(); ++i) {
     uint64_t b = tensor_bytes(args[i]);
     if (!b) continue;
     bool in_place = stores.count(i) && !written.count(i);
     // Only what the loads (or a pure output's stores) can touch: a kernel reading two thirds of a fused
     // projection's output counted the whole of it, a "floor" above the kernel's own time (access.h).
-    if (!in_place)
-      if (auto n = touched_elements(k, i, launch, written.count(i) > 0))
+    if (!in_place && parsed)
+      if (auto n = touched_elements(k, *parsed, i, launch, written.count(i) > 0))
         b = std::min(b, *n * dtype_size(args[i].value("dtype", "")));
     writes[i] = written.count(i) || in_place;
     if (written.count(i)) c.bytes_written += b;
