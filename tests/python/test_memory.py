@@ -701,14 +701,14 @@ def test_timing_shares_the_records_read_only_inputs_when_copies_do_not_fit(monke
     monkeypatch.setattr(memory, "fits_now", lambda need: False)
     args, shared = gpu_ops.timing_args(None, rec, "timing a kernel")
     assert args[0] is rec.args[0] and args[1] is not rec.args[1] and args[2] == 5
-    assert list(shared) == [0] and gpu_ops.written_shared(rec, shared) == []
+    assert list(shared) == [0] and memory.changed_since(rec.args, shared) == []
     prepare = gpu_ops.restore_and_poison(args, rec, poisoned=(1,))
     kept = rec.args[0].clone()
     args[1].fill_(3)
     prepare()  # the shared input is not copied onto itself; the output is poisoned
     assert torch.isnan(args[1]).all() and torch.equal(rec.args[0], kept)
     args[0][17] += 1.0  # a run that writes what the kernel only reads
-    assert gpu_ops.written_shared(rec, shared) == [0]
+    assert memory.changed_since(rec.args, shared) == [0]
 
 
 def test_bounded_parts_of_a_padded_buffer_cover_it_once_in_small_views():

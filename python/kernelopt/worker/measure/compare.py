@@ -192,9 +192,9 @@ def slices(got: torch.Tensor, want: torch.Tensor, bytes_per_element: int):
     if n <= limit or want.dim() == 0:
         yield got, want
         return
-    if got.shape == want.shape and got.stride() == want.stride():
-        from .memory import flat_view
+    from .memory import bounded_parts, flat_view
 
+    if got.shape == want.shape and got.stride() == want.stride():
         flat_g, flat_w = flat_view(got), flat_view(want)
         if flat_g is not None and flat_w is not None:
             # One dense layout on both sides: slices in storage order, each one span of memory. Slices
@@ -203,18 +203,7 @@ def slices(got: torch.Tensor, want: torch.Tensor, bytes_per_element: int):
             for start in range(0, n, limit):
                 yield flat_g[start:start + limit], flat_w[start:start + limit]
             return
-    dim = max(range(want.dim()), key=lambda d: want.shape[d])
-    inner = n // want.shape[dim]
-    if inner > limit and want.dim() > 1:
-        # Even one index of the largest dimension is too much: slice each index of the first other
-        # dimension in turn (recursively), so no slice exceeds the limit.
-        for i in range(want.shape[dim]):
-            yield from slices(got.select(dim, i), want.select(dim, i), bytes_per_element)
-        return
-    step = max(1, limit // max(1, inner))
-    for start in range(0, want.shape[dim], step):
-        length = min(step, want.shape[dim] - start)
-        yield got.narrow(dim, start, length), want.narrow(dim, start, length)
+    yield from bounded_parts((got, want), limit)
 
 
 def self_comparison(w: torch.Tensor, tols: Tolerances | None = None) -> dict:

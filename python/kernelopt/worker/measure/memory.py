@@ -309,26 +309,27 @@ def flat_view(t: torch.Tensor) -> torch.Tensor | None:
 
 
 def bounded_parts(tensors: tuple, n: int):
-    """Matching views of same-shaped `tensors`, each of at most `n` elements where one index of the
-    innermost dimension allows, together every element once: along the first dimension, and within
-    one index of it when even that is too many. For layouts flat_view refuses (a padded buffer, whose
-    rows end in gaps): a whole-tensor temporary beside a 2 GB padded bf16 buffer (the garbage fill's
-    float32 draw) put a reversed scan's G2 at 3.0x torch.compile's peak (benchmarks/RESULTS.md,
-    session 33)."""
+    """Matching views of same-shaped `tensors`, together every element once, each of at most `n`
+    elements where one index of the innermost dimension allows: ranges of the largest dimension, or,
+    when even one index of it is too many, each index in turn (recursively). For layouts flat_view
+    refuses (a padded buffer, whose rows end in gaps): a whole-tensor temporary beside a 2 GB padded
+    bf16 buffer (the garbage fill's float32 draw) put a reversed scan's G2 at 3.0x torch.compile's peak
+    (benchmarks/RESULTS.md, session 33). Comparisons slice the same way (compare.slices)."""
     t = tensors[0]
-    if t.numel() <= n or t.dim() <= 1:
-        if t.dim() == 1 and t.numel() > n:
-            for start in range(0, t.numel(), n):
-                yield tuple(x[start:start + n] for x in tensors)
-            return
+    total = t.numel()
+    if total <= n or t.dim() == 0:
         yield tensors
         return
-    if t.shape[0] == 1:
-        yield from bounded_parts(tuple(x[0] for x in tensors), n)
+    dim = max(range(t.dim()), key=lambda d: t.shape[d])
+    inner = total // t.shape[dim]
+    if inner > n and t.dim() > 1:
+        for i in range(t.shape[dim]):
+            yield from bounded_parts(tuple(x.select(dim, i) for x in tensors), n)
         return
-    rows = max(1, n // max(1, t[0].numel()))
-    for start in range(0, t.shape[0], rows):
-        yield from bounded_parts(tuple(x[start:start + rows] for x in tensors), n)
+    step = max(1, n // max(1, inner))
+    for start in range(0, t.shape[dim], step):
+        length = min(step, t.shape[dim] - start)
+        yield tuple(x.narrow(dim, start, length) for x in tensors)
 
 
 def upcast_in_slices(x: torch.Tensor, dev: str, dtype: torch.dtype, slice_elements: int = 1 << 24) -> torch.Tensor:
@@ -703,6 +704,17 @@ def report() -> dict:
 
 
 # ---------------------------------------------------------------- an exact-enough content check
+
+
+def fingerprints(tensors: list, positions) -> dict[int, tuple[int, int]]:
+    """{position: fingerprint} of `tensors` at `positions`: what changed_since checks after a run that may
+    write tensors it shares (G2's lean path, timing under pressure)."""
+    return {i: fingerprint(tensors[i]) for i in positions}
+
+
+def changed_since(tensors: list, prints: dict) -> list[int]:
+    """The positions whose tensor's bytes differ from their fingerprint in `prints`."""
+    return [i for i, fp in prints.items() if fingerprint(tensors[i]) != fp]
 
 
 def fingerprint(t: torch.Tensor, slice_words: int = 1 << 22, compute: torch.device | None = None) -> tuple[int, int]:

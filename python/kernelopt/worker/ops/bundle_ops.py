@@ -196,7 +196,7 @@ class _KernelRuns:
         need += cmp.compare_allowance()
         memory.reserve(need, stage, keep=keep)
         memory.note_accounted(need + (0 if inputs is None else whole))
-        self.shared = {i: memory.fingerprint(self.base[i]) for i in tensors if i not in self.copied}
+        self.shared = memory.fingerprints(self.base, [i for i in tensors if i not in self.copied])
 
     def run(self, launcher, last: bool = False) -> list[Any]:
         """One launch on copies of the inputs (`last` on the lean path with a seed's inputs: on the
@@ -220,7 +220,7 @@ class _KernelRuns:
 
     def changed_inputs(self) -> list[int]:
         """Shared read-only arguments whose bytes a run changed."""
-        return [i for i, fp in self.shared.items() if memory.fingerprint(self.base[i]) != fp]
+        return memory.changed_since(self.base, self.shared)
 
 
 def _runtime_params(source: str, name: str) -> list[str]:

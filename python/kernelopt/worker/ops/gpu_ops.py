@@ -43,7 +43,7 @@ def timing_args(state: BundleState, rec: LaunchRecord, stage: str) -> tuple[list
     Every tensor is copied (a run may write into it) while the copies and the L2 flush buffer fit
     under the soft target as things are. Else the arguments Inductor names `in_ptr*` (read only, as
     G2's lean path relies on) are the record's own tensors, fingerprinted here and checked after the
-    runs (`written_shared`): a 100 MB problem's screening held the record, a whole copy of it and the
+    runs (`memory.changed_since`): a 100 MB problem's screening held the record, a whole copy of it and the
     flush buffer, 3.0x torch.compile's peak (benchmarks/RESULTS.md, session 32). Times do not depend
     on which buffers are used: the same bytes, read the same way."""
     rec.use(stage)
@@ -54,12 +54,7 @@ def timing_args(state: BundleState, rec: LaunchRecord, stage: str) -> tuple[list
     copied = tensors - read_only if share else tensors
     memory.reserve(memory.storage_bytes(rec.args[i] for i in copied) + flush, stage, keep=(rec,))
     args = [snapshot(a) if i in copied else a for i, a in enumerate(rec.args)]
-    return args, {i: memory.fingerprint(rec.args[i]) for i in tensors - copied}
-
-
-def written_shared(rec: LaunchRecord, shared: dict) -> list[int]:
-    """The shared read-only arguments whose bytes changed since timing_args fingerprinted them."""
-    return [i for i, fp in shared.items() if memory.fingerprint(rec.args[i]) != fp]
+    return args, memory.fingerprints(rec.args, tensors - copied)
 
 
 def _launch_on(launcher, rec: LaunchRecord, args: list):
@@ -102,7 +97,7 @@ def time_kernel(req: dict) -> dict:
     args = fn.args
     fns = [fn] + [_launch_on(lau, rec, args) for lau in launchers[1:]]
     results = timing.time_interleaved(fns, reps=req.get("reps", 50), prepare=[prepare] * len(fns))
-    if bad := written_shared(rec, shared):
+    if bad := memory.changed_since(rec.args, shared):
         state.launches = []  # the record itself was written: the next request records again
         raise RuntimeError(f"{'the candidate' if len(fns) > 1 else 'the original kernel'} wrote argument(s) {bad}, "
                            "which the kernel only reads (Inductor names them in_ptr); its times are not valid")

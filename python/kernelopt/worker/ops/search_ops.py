@@ -18,7 +18,7 @@ from ..bundle_state import get_bundle
 from ..measure import memory, timing
 from ..protocol import op
 from .bundle_ops import run_baseline
-from .gpu_ops import require_gpu, restore_and_poison, timing_args, written_shared
+from .gpu_ops import require_gpu, restore_and_poison, timing_args
 
 
 def _compile_all(name: str, sources: list[str], device: str,
@@ -121,7 +121,7 @@ def screen(req: dict) -> dict:
         except Exception as e:  # noqa: BLE001
             results[i] = {"ok": False, "error": _one_line(e)}
             fns[i + 1] = None
-        if shared and (bad := written_shared(rec, shared)):
+        if bad := memory.changed_since(rec.args, shared):
             # The record itself was written: nothing after this can be timed on it (the next request
             # records the launches again). This candidate is refused; those not yet launched are not screened.
             state.launches = []
@@ -140,7 +140,7 @@ def screen(req: dict) -> dict:
     live = [0] + [i + 1 for i in slots]
     timed = timing.time_interleaved([fns[j] for j in live], reps=req.get("reps", 10),
                                     prepare=[preps[j] for j in live], warmup=2)
-    if bad := written_shared(rec, shared):  # a run inside the timing wrote what only the first launch left alone
+    if bad := memory.changed_since(rec.args, shared):  # written inside the timing, not at a first launch
         state.launches = []
         raise RuntimeError(f"a screened candidate wrote argument(s) {bad}, which the kernel only reads; the "
                            "batch's times are not valid (the next request records the launches again)")

@@ -141,10 +141,9 @@ std::vector<Candidate> scan_split(const KernelProfile& k, std::string* why_not) 
   if (!body) return no(why);
   static const std::regex r0numel_re(R"(^r0_numel = (\d+)$)");
   static const std::regex reduce_re(R"(^(\w+) = tl\.reduce\((\w+), 0, (\w+)\)$)");
+  // The lookback's first argument: the workspace pointer bound before it (torch 2.11), or its expression
+  // inline (torch 2.13).
   static const std::regex lookback_re(
-      R"(^(\w+) = (triton_helpers\.exclusive_scan_decoupled_lookback(?:_64)?)\((\w+), (\w+), tl\.program_id\(0\), (\w+)(.*)\)$)");
-  // Newer Inductor passes the workspace pointer's expression inline as the lookback's first argument.
-  static const std::regex inline_lookback_re(
       R"(^(\w+) = (triton_helpers\.exclusive_scan_decoupled_lookback(?:_64)?)\((.+), (\w+), tl\.program_id\(0\), (\w+)(.*)\)$)");
   static const std::regex scan_re(R"(^(\w+) = tl\.associative_scan\((\w+), 0, (\w+)\)$)");
   static const std::regex combine_re(R"(^(\w+) = (\w+)\((\w+), (\w+)\)$)");
@@ -166,7 +165,7 @@ std::vector<Candidate> scan_split(const KernelProfile& k, std::string* why_not) 
       setup.push_back(s);
       continue;
     }
-    if (reduce >= 0 && lookback < 0 && ws_var.empty() && std::regex_match(s, m, inline_lookback_re) &&
+    if (reduce >= 0 && lookback < 0 && ws_var.empty() && std::regex_match(s, m, lookback_re) &&
         m[3].str().find("ws_ptr") != std::string::npos) {
       // The workspace expression becomes its own statement (the form older Inductor writes), so both
       // forms build the same candidate.
