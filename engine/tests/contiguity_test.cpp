@@ -114,3 +114,34 @@ TEST(Contiguity, AReductionOverAStridedAxisWalksXAndStartsItsR0BlocksAtOne) {
   EXPECT_FALSE(rows->strided_reduction);
   for (const json& c : agents::config_space(*rows)) EXPECT_GE(c["R0_BLOCK"].get<int64_t>(), 16) << c.dump();
 }
+
+TEST(Contiguity, AScanOverAStridedAxisTiledOverYAndXStartsItsR0BlocksAtOne) {
+  // A cumsum over dim 0 of a channels-last 67 x 5 x 11 x 13 tensor (captured on the CPU, torch 2.13):
+  // Inductor's looped scan tiles the other axes as y (channels, contiguous in the input) and x
+  // (contiguous in the output) and carries each chunk's last total into the next. No access walks r,
+  // so a chunk of one row is a plain running total: the space starts R0 at 1. The same form over an
+  // 8 GB bf16 tensor ran at 3.1x its floor with R0 blocks of 16 and up (an H100, session 32).
+  auto b = ir::load_bundle(
+      (std::filesystem::path(KOPT_SOURCE_DIR) / "engine/tests/data/cumsum_dim0_channels_last_cpu").string());
+  const ir::Kernel* scan = b->graphs.at(0)->find_kernel("triton_red_fused_cumsum_0");
+  ASSERT_NE(scan, nullptr);
+  json x = tensor({67, 5, 11, 13});
+  x["stride"] = {715, 1, 65, 5};
+  json launch = {{"args", {x, tensor({67, 5, 11, 13}), value(5), value(143), value(67)}}};
+  auto shape = agents::kernel_shape(*scan, launch, nullptr);
+  ASSERT_TRUE(shape);
+  EXPECT_EQ(shape->contiguous, (std::vector<agents::ContiguousRun>{{"YBLOCK", 0}, {"XBLOCK", 0}}));
+  EXPECT_TRUE(shape->strided_reduction);
+  auto space = agents::config_space(*shape);
+  bool one = false;
+  for (const json& c : space) one = one || c["R0_BLOCK"].get<int64_t>() == 1;
+  EXPECT_TRUE(one);
+  // The same kernel reading its rows along r (a transposed input) keeps R0 blocks of 16 and up.
+  ir::Kernel along_r = *scan;
+  along_r.source = kopt::testing::replaced(along_r.source, "in_ptr0 + (y0 + 5*x1 + 715*r0_2)",
+                                           "in_ptr0 + (r0_2 + 67*y0 + 335*x1)");
+  auto rows = agents::kernel_shape(along_r, launch, nullptr);
+  ASSERT_TRUE(rows);
+  EXPECT_FALSE(rows->strided_reduction);
+  for (const json& c : agents::config_space(*rows)) EXPECT_GE(c["R0_BLOCK"].get<int64_t>(), 16) << c.dump();
+}

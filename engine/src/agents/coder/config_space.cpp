@@ -170,12 +170,14 @@ std::optional<KernelShape> kernel_shape(const ir::Kernel& k, const json& launch,
     std::erase_if(s.contiguous, [&](const ContiguousRun& r) {
       return std::find(s.blocks.begin(), s.blocks.end(), r.block) == s.blocks.end();
     });
-    // A looped reduction whose loads all walk x (the reduced axis strided: a sum or softmax over dim 0)
-    // gains nothing from a wide R0 block but registers: its rows are independent loads a sector apart.
-    // Its space starts at R0_BLOCK=1, where Inductor's own configs (R0_BLOCK=2 beside XBLOCK=256) live.
-    bool loads_walk_x = !s.contiguous.empty() && s.numel.count("R0");
-    for (const ContiguousRun& r : s.contiguous) loads_walk_x = loads_walk_x && r.block == "XBLOCK";
-    s.strided_reduction = s.kind == "reduction" && loads_walk_x;
+    // A looped reduction or scan whose accesses all walk other axes than r (the reduced axis strided: a
+    // sum or softmax over dim 0, x contiguous; a cumsum over dim 0 of a channels-last tensor, tiled over
+    // y and x) gains nothing from a wide R0 block but registers: its rows are independent loads a
+    // sector apart, and a scan's carry makes R0_BLOCK=1 a plain running total. Its space starts at
+    // R0_BLOCK=1, where Inductor's own configs (R0_BLOCK=2 beside XBLOCK=256) live.
+    bool walks_r = false;
+    for (const ContiguousRun& r : s.contiguous) walks_r = walks_r || r.block == "R0_BLOCK";
+    s.strided_reduction = s.kind == "reduction" && s.numel.count("R0") && !s.contiguous.empty() && !walks_r;
     // One pass over the rows, or several (a softmax's statistics, then its outputs): a second pass finds
     // its rows in L2 only while the programs in flight hold less than L2, so there wide x runs cost.
     size_t at = 0;

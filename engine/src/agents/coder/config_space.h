@@ -45,8 +45,8 @@ struct KernelShape {
   // (contiguity.h). The score wants every such axis's block a sector long: a transpose read along y
   // and written along z with a z block of 1 or 2 moves 2 bytes of every 32-byte sector it stores.
   std::vector<ContiguousRun> contiguous;
-  // A looped reduction whose every load and store walks x (contiguous.h): its space takes R0 blocks
-  // from 1 up, not 16.
+  // A looped reduction or scan none of whose loads and stores walks r (contiguity.h): its space takes R0
+  // blocks from 1 up, not 16.
   bool strided_reduction = false;
   // How many loops over r the kernel's body has (`for r0_offset in`): 1 for a plain reduction, 2 for a
   // softmax's statistics-then-outputs kernel, whose second loop re-reads rows (from L2 if they fit).
