@@ -264,3 +264,26 @@ TEST(FusionEpilogue, APerKernelWinnerIsFusedFirstEveryStoreFolded) {
   EXPECT_EQ(s.find("tl.store(out_ptr0 + (r0_1"), std::string::npos) << s;  // no store left into the buffer
   EXPECT_EQ(plan.candidates[1].edit.source.find("r0_1 < 8"), std::string::npos);
 }
+
+TEST(FusionEpilogue, AKernelsOwnSourceIsFusedUnderItsBaselineConfig) {
+  // With the baseline's launch configs (the worker's launch records), the fused kernel built on the
+  // scan's own source is pinned to the scan's config: loaded afresh it would autotune again, and a
+  // scan settled under other warps adds (or multiplies) in another order.
+  auto b = corpus("reverse_cumsum");
+  const ir::Artifact& a = *b->graphs.at(0);
+  const ir::Function& f = *a.entry_function();
+  const ir::Kernel& scan = *a.find_kernel("triton_per_fused_cumsum_flip_0");
+  auto rs = profile::regions(a, f, b->meta["graphs"][0]["args"]);
+  nlohmann::json config = {{"XBLOCK", 8}, {"num_warps", 2}, {"num_stages", 1}};
+  RegionPlan plan = plan_region(a, f, rs.at(0), {}, {{scan.name, config}});
+  ASSERT_EQ(plan.candidates.size(), 1u);
+  const std::string& s = plan.candidates[0].edit.source;
+  EXPECT_NE(s.find("triton_heuristics.fixed_config(\n    config={'XBLOCK': 8, 'num_warps': 2, 'num_stages': 1}"),
+            std::string::npos)
+      << s;
+  EXPECT_EQ(s.find("triton_heuristics.persistent_reduction("), std::string::npos) << s;
+  // Without them, the kernel's own heuristics decorator stays.
+  RegionPlan unpinned = plan_region(a, f, rs.at(0));
+  ASSERT_EQ(unpinned.candidates.size(), 1u);
+  EXPECT_NE(unpinned.candidates[0].edit.source.find("triton_heuristics.persistent_reduction("), std::string::npos);
+}

@@ -106,6 +106,9 @@ struct RegionUnit {
   const profile::Region* region = nullptr;
   size_t graph = 0, index = 0;                // the region's graph, its place among the graph's regions
   std::map<std::string, std::string> winners;  // kernel name -> the per-kernel search's chosen source
+  // Kernel name -> the launch config Inductor's autotuner settled on in the baseline (stitch::Pins): a
+  // fused kernel built on a kernel's own source runs under that kernel's config, not a fresh autotune.
+  std::map<std::string, nlohmann::json> pins;
 };
 
 class Coder {

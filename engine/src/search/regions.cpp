@@ -126,7 +126,8 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
       for (const KernelOutcome& k : outcomes)
         if (k.profile.graph == g && k.profile.kernel && k.chosen)
           winners[k.profile.kernel->name] = k.candidates[*k.chosen].candidate.source;
-      RegionOutcome r{g, i, profile::facts(rs[i]), coder.propose_region({&a, f, &rs[i], g, i, winners}), {}, {}, {}, {}};
+      agents::RegionUnit unit{&a, f, &rs[i], g, i, winners, o.cascade.pins};
+      RegionOutcome r{g, i, profile::facts(rs[i]), coder.propose_region(unit), {}, {}, {}, {}};
       if (r.plan.candidates.empty() && rs[i].launches.size() < 2) continue;  // one launch, nothing to split
       if (r.plan.candidates.empty()) r.note = "no fusion candidate (see declined)";
       std::set<std::string> seen;  // candidates built alike (on the winners and on the kernels' own sources)

@@ -115,7 +115,7 @@ std::vector<Candidate> BuiltinCoder::propose(const KernelProfile& k, const Plan&
 }
 
 fusion::RegionPlan BuiltinCoder::propose_region(const RegionUnit& u) {
-  return fusion::plan_region(*u.art, *u.f, *u.region, u.winners);
+  return fusion::plan_region(*u.art, *u.f, *u.region, u.winners, u.pins);
 }
 
 }  // namespace kopt::agents

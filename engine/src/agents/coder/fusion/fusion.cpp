@@ -10,6 +10,7 @@
 #include "agents/coder/fusion/row_merge.h"
 #include "agents/coder/fusion/scan_segments.h"
 #include "agents/coder/fusion/split.h"
+#include "artifact/pin_config.h"
 #include "verify/region_host.h"
 
 namespace kopt::agents::fusion {
@@ -33,15 +34,17 @@ const Strategy kStrategies[] = {
 
 // The strategies above on every pair of launches the region's internal buffers join.
 void fuse_pairs(const ir::Artifact& a, const ir::Function& f, const profile::Region& r,
-                const std::map<std::string, std::string>& winners, RegionPlan& plan);
+                const std::map<std::string, std::string>& winners,
+                const std::map<std::string, nlohmann::json>& pins, RegionPlan& plan);
 
 }  // namespace
 
 RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profile::Region& r,
-                       const std::map<std::string, std::string>& winners) {
+                       const std::map<std::string, std::string>& winners,
+                       const std::map<std::string, nlohmann::json>& pins) {
   RegionPlan plan;
   for (size_t i : r.launches) plan.kernels.push_back(a.kernels[f.launches[i].kernel].name);
-  fuse_pairs(a, f, r, winners, plan);
+  fuse_pairs(a, f, r, winners, pins, plan);
   // Splits after the fusions: in CPU mode the first accepted candidate stands, and a fusion saves bytes.
   for (size_t i : r.launches) {
     std::string why;
@@ -62,7 +65,8 @@ RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profi
 namespace {
 
 void fuse_pairs(const ir::Artifact& a, const ir::Function& f, const profile::Region& r,
-                const std::map<std::string, std::string>& winners, RegionPlan& plan) {
+                const std::map<std::string, std::string>& winners,
+                const std::map<std::string, nlohmann::json>& pins, RegionPlan& plan) {
   if (r.launches.size() < 2) return;
   if (r.internal.empty()) {
     plan.declined.push_back("no internal buffer: every buffer the region writes is read after it");
@@ -86,15 +90,21 @@ void fuse_pairs(const ir::Artifact& a, const ir::Function& f, const profile::Reg
     }
     const ir::Kernel& kp = a.kernels[f.launches[users[0]].kernel];
     const ir::Kernel& kc = a.kernels[f.launches[users[1]].kernel];
+    // A kernel's own source, pinned to its baseline config where the launch records have one.
+    auto own = [&](const ir::Kernel& k) {
+      auto pin = pins.find(k.name);
+      if (pin == pins.end()) return k.source;
+      return ir::pin_baseline_config(k, k.source, pin->second).value_or(k.source);
+    };
     auto won = [&](const ir::Kernel& k) {
       auto it = winners.find(k.name);
-      return it == winners.end() ? k.source : it->second;
+      return it == winners.end() ? own(k) : it->second;
     };
     // The winners' sources first (when either kernel has one), then the kernels' own.
     std::vector<Pair> bases;
-    if (won(kp) != kp.source || won(kc) != kc.source)
+    if (won(kp) != own(kp) || won(kc) != own(kc))
       bases.push_back({&a, &f, users[0], users[1], b.name, internal, won(kp), won(kc)});
-    bases.push_back({&a, &f, users[0], users[1], b.name, internal, kp.source, kc.source});
+    bases.push_back({&a, &f, users[0], users[1], b.name, internal, own(kp), own(kc)});
     for (const Strategy& s : kStrategies) {
       if (s.whole_pair && !built.insert({&s, users[0], users[1]}).second) continue;
       for (const Pair& p : bases) {

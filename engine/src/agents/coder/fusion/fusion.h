@@ -31,8 +31,13 @@ struct RegionPlan {
 
 // `winners`: kernel name -> the per-kernel search's chosen source. Each strategy is tried on those
 // sources first where a kernel of the pair has one (the fusion keeps what the kernel's own search
-// won: a faster scan with the flip folded in), then on the kernels' own sources.
+// won: a faster scan with the flip folded in), then on the kernels' own sources. `pins`: kernel name ->
+// its baseline launch config (stitch::Pins); a kernel's own source is taken pinned to it, so the fused
+// kernel runs the config the baseline ran instead of autotuning afresh in every process that loads it
+// (a cumprod with the flip folded into its store settled elsewhere, summed its special values in
+// another order and put NaNs where the baseline had none: G2 failed a correct fusion, an H100).
 RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profile::Region& r,
-                       const std::map<std::string, std::string>& winners = {});
+                       const std::map<std::string, std::string>& winners = {},
+                       const std::map<std::string, nlohmann::json>& pins = {});
 
 }  // namespace kopt::agents::fusion
