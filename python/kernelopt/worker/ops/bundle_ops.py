@@ -177,7 +177,7 @@ class _KernelRuns:
         self.rec, self.seed, self.poisoned, self.fill = rec, seed, poisoned, fill
         self.base = rec.args if inputs is None else inputs
         tensors = [i for i, a in enumerate(self.base) if isinstance(a, torch.Tensor)]
-        read_only = _in_ptr_args(state, rec.graph, rec.kernel)
+        read_only = read_only_args(state, rec.graph, rec.kernel)  # none for a kernel file: its author names them
         written = {i for i in tensors if i not in read_only}
         written |= set(poisoned) | set(stored)
         whole = memory.storage_bytes(self.base)
