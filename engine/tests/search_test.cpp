@@ -351,6 +351,9 @@ TEST(SearchCost, AScreenBatchHoldsWhatEndsInTimeForASlowKernel) {
   EXPECT_EQ(search::screen_batch_size(0.5, 192.7, reps, std::nullopt, 16), 1u);
   EXPECT_EQ(search::screen_batch_size(1.7, 192.7, reps, 1.27, 16), 0u);
   EXPECT_EQ(search::screen_batch_size(6.0, 192.7, reps, 1.27, 16), 2u);
+  // A measured mean below the baseline's own launches (fast templates in the batch) counts as those launches:
+  // 7.5 s holds three more candidates of 1.54 s, not five of 0.94 s (session 34: five ended past the time).
+  EXPECT_EQ(search::screen_batch_size(7.5, 192.7, reps, 0.94, 16), 3u);
 }
 
 }  // namespace kopt
