@@ -3,6 +3,9 @@
 // the captured reverse_cumsum bundle (a flipped scan, then a flip).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <sstream>
+
 #include "agents/coder/fusion/fusion.h"
 #include "artifact/index_map.h"
 #include "artifact/pyparse/ast.h"
@@ -129,7 +132,10 @@ TEST(FusionEpilogue, TheFlipFoldsIntoTheScansStore) {
   EXPECT_EQ(e.kernel, "triton_per_fused_cumsum_flip_0_poi_fused_flip_1");
   EXPECT_EQ(e.args, "arg0_1, buf1, 64, 1024");
   EXPECT_NE(e.source.find("fuse_x0 = (1023 - (fuse_a % 1024))"), std::string::npos) << e.source;
-  EXPECT_NE(e.source.find("tl.store(out_ptr0 + (1 * fuse_x0 + 1024 * fuse_x1), fuse_tmp0, xmask)"),
+  // The persistent scan's store descends along r once written over its own names (1023 - r0_1 + 1024*x0): the
+  // tile is stored flipped along r, lane R0_BLOCK - 1 - k at position k, so that the addresses ascend.
+  EXPECT_NE(e.source.find("tl.store(out_ptr0 + (1023 - ((R0_BLOCK - 1) - r0_index) + 1024*x0), "
+                          "tl.flip(tl.broadcast_to(fuse_tmp0, [XBLOCK, R0_BLOCK]), 1), xmask)"),
             std::string::npos)
       << e.source;
 
@@ -259,7 +265,12 @@ TEST(FusionEpilogue, APerKernelWinnerIsFusedFirstEveryStoreFolded) {
   ASSERT_EQ(plan.candidates.size(), 2u);
   EXPECT_NE(plan.candidates[0].description.find("(on the per-kernel winners)"), std::string::npos);
   const std::string& s = plan.candidates[0].edit.source;
-  EXPECT_NE(s.find("tl.store(out_ptr0 + (1 * fuse_x0 + 1024 * fuse_x1), fuse_tmp0, xmask & (r0_1 < 8))"),
+  // The second store's mask bounds r by a name of its own (r0_1 < 8), which the flipped store would have to
+  // recompute: it stays in lane order, its address written over the scan's names all the same.
+  EXPECT_NE(s.find("tl.store(out_ptr0 + (1023 - r0_1 + 1024*x0), fuse_tmp0, xmask & (r0_1 < 8))"),
+            std::string::npos) << s;
+  EXPECT_NE(s.find("tl.store(out_ptr0 + (1023 - ((R0_BLOCK - 1) - r0_index) + 1024*x0), "
+                   "tl.flip(tl.broadcast_to(fuse_tmp0, [XBLOCK, R0_BLOCK]), 1), xmask)"),
             std::string::npos) << s;
   EXPECT_EQ(s.find("tl.store(out_ptr0 + (r0_1"), std::string::npos) << s;  // no store left into the buffer
   EXPECT_EQ(plan.candidates[1].edit.source.find("r0_1 < 8"), std::string::npos);
@@ -286,4 +297,72 @@ TEST(FusionEpilogue, AKernelsOwnSourceIsFusedUnderItsBaselineConfig) {
   RegionPlan unpinned = plan_region(a, f, rs.at(0));
   ASSERT_EQ(unpinned.candidates.size(), 1u);
   EXPECT_NE(unpinned.candidates[0].edit.source.find("triton_heuristics.persistent_reduction("), std::string::npos);
+}
+
+namespace {
+
+// The fused store lines of an epilogue candidate's source (those through the consumer's output).
+std::vector<std::string> fused_stores(const std::string& source) {
+  std::vector<std::string> out;
+  std::istringstream in(source);
+  for (std::string line; std::getline(in, line);)
+    if (line.find("tl.store(") != std::string::npos) out.push_back(line.substr(line.find_first_not_of(' ')));
+  return out;
+}
+
+}  // namespace
+
+TEST(FusionEpilogue, ALoopedReversedScanStoresItsTileFlippedAtAscendingAddresses) {
+  // A reversed cumprod over the last dim of a transposed bf16 tensor (captured on the CPU with torch 2.13): the
+  // looped scan writes rows of 1100 held 1152 apart, the flip reads them back reversed. Written through the
+  // inverse's `%` and `//` the fused store was one scalar store per lane and ran 0.83x the unfused pair on an
+  // H100; composed over the scan's names it is 1099 - r0_2 + 1100*x3, descending along r, so the chunk is
+  // stored flipped and its r0_mask recomputed at the flipped r.
+  auto b = ir::load_bundle(
+      (std::filesystem::path(KOPT_SOURCE_DIR) / "engine/tests/data/cumprod_rev_transposed_cpu").string());
+  const ir::Artifact& a = *b->graphs.at(0);
+  const ir::Function& f = *a.entry_function();
+  auto rs = profile::regions(a, f, b->meta["graphs"][0]["args"]);
+  ASSERT_EQ(rs.size(), 1u);
+  RegionPlan plan = plan_region(a, f, rs.at(0));
+  ASSERT_EQ(plan.candidates.size(), 1u) << joined(plan.declined);
+  EXPECT_EQ(plan.candidates[0].origin, "fusion:epilogue");
+  const std::string& s = plan.candidates[0].edit.source;
+  std::vector<std::string> stores = fused_stores(s);
+  ASSERT_EQ(stores.size(), 1u) << s;
+  EXPECT_EQ(stores[0],
+            "tl.store(out_ptr0 + (1099 - (r0_offset + (R0_BLOCK - 1) - r0_base) + 1100*x3), "
+            "tl.flip(tl.broadcast_to(fuse_tmp0, [XBLOCK, R0_BLOCK]), 1), "
+            "((r0_offset + (R0_BLOCK - 1) - r0_base) < r0_numel) & xmask)");
+  std::string address = stores[0].substr(0, stores[0].find("tl.flip("));
+  EXPECT_EQ(address.find('%'), std::string::npos) << address;
+  EXPECT_EQ(address.find("//"), std::string::npos) << address;
+  EXPECT_EQ(stores[0].find("r0_mask"), std::string::npos);  // the lane-order mask is not flipped as a value
+  // The consumer's digits stay defined (its other loads and statements may read them; here nothing does).
+  EXPECT_NE(s.find("fuse_x0 = (1099 - (fuse_a % 1152))"), std::string::npos) << s;
+  // The store sits in the r loop, where r0_offset and r0_base are the chunk's.
+  EXPECT_LT(s.find("for r0_offset in tl.range(0, r0_numel, R0_BLOCK):"), s.find("tl.flip("));
+}
+
+TEST(FusionEpilogue, AStoreWhoseDigitsDoNotSimplifyKeepsThem) {
+  // The scan's r index made to range over 2048 (its r0_numel edited): the address's low part, r0_1, no longer
+  // stays below 1024, so `fuse_a % 1024` is not r0_1 and the store keeps the inverse's digits as written.
+  auto b = corpus("reverse_cumsum");
+  std::string m = kopt::testing::replaced(b->graphs.at(0)->module->source(), "    r0_numel = 1024\n",
+                                          "    r0_numel = 2048\n");
+  auto a = ir::build(m, "variant");
+  RegionPlan plan = plan_of(*a, b->meta["graphs"][0]["args"]);
+  ASSERT_EQ(plan.candidates.size(), 1u) << joined(plan.declined);
+  std::vector<std::string> stores = fused_stores(plan.candidates[0].edit.source);
+  ASSERT_EQ(stores.size(), 1u);
+  EXPECT_EQ(stores[0], "tl.store(out_ptr0 + (1 * fuse_x0 + 1024 * fuse_x1), fuse_tmp0, xmask)");
+  // A name the address only carries in its high part needs no range: without the constant xnumel, x0 = xindex
+  // has none, and `fuse_a // 1024` is x0 all the same.
+  std::string unranged = kopt::testing::replaced(b->graphs.at(0)->module->source(), "    xnumel = 64\n", "");
+  auto u = ir::build(unranged, "variant");
+  RegionPlan up = plan_of(*u, b->meta["graphs"][0]["args"]);
+  ASSERT_EQ(up.candidates.size(), 1u) << joined(up.declined);
+  EXPECT_NE(up.candidates[0].edit.source.find("tl.store(out_ptr0 + (1023 - ((R0_BLOCK - 1) - r0_index) + 1024*x0), "),
+            std::string::npos)
+      << up.candidates[0].edit.source;
 }
