@@ -225,9 +225,12 @@ RegionCascadeResult run_region_cascade(worker::Supervisor& sup, const ir::Bundle
         return GateRecord{"G1", r.g1.passed ? GateStatus::passed : GateStatus::failed, {{"findings", findings}}};
       }))
     return out;
-  if (stop_after([&] { return g2(sup, b, graph, facts, module, o); })) return out;
-  // G3 and G4 on the candidate module with the kept kernels pinned to the baseline's configs.
+  // G2, G3 and G4 on the candidate module with the kept kernels pinned to the baseline's configs. G2 too: the
+  // region's original launches it runs beside the fused one are the module's kernels, which loaded afresh would
+  // autotune again; a cumprod of special values settled on other warps multiplies in another order, and G2 then
+  // failed a fused kernel that ran the baseline's own config (NaN positions differing, an H100).
   std::string pinned = stitch::stitch(a, {}, o.pins, {*out.edit});
+  if (stop_after([&] { return g2(sup, b, graph, facts, pinned, o); })) return out;
   if (stop_after([&] {
         const bool fp64_only = passed_on_rounding(res);
         worker::RunModuleReply r = model_run(
