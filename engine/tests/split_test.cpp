@@ -223,6 +223,12 @@ TEST(SegmentSplit, TheRegionSearchKeepsTimeBackOnlyForBundlesWithARegionCandidat
   EXPECT_DOUBLE_EQ(split, search::cascade_seconds(o.cost, search::kernel_elements(a, a.kernels[0]), std::nullopt));
   EXPECT_EQ(search::region_reserve_seconds(*load("corpus/softmax_lastdim"), {}, o), 0.0);  // nothing to split/fuse
   EXPECT_GT(search::region_reserve_seconds(*load("corpus/reverse_cumsum"), {}, o), 0.0);    // a fusion
+  // The per-kernel search keeps all of it back up to half of what it has: 20 s of 57 s (a third, 19 s, left the
+  // split of a 26.8 ms softmax without its cascade), 30 s of 40 s only 20 s, nothing wanted nothing kept.
+  EXPECT_EQ(search::region_share_seconds(20, 57), 20.0);
+  EXPECT_EQ(search::region_share_seconds(30, 40), 20.0);
+  EXPECT_EQ(search::region_share_seconds(0, 40), 0.0);
+  EXPECT_EQ(search::region_share_seconds(10, -1), 0.0);
 }
 
 TEST(SegmentSplit, OnEveryCapturedBundleItProposesOnlyWhatG1Passes) {

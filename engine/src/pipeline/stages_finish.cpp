@@ -62,13 +62,11 @@ void search(Job& job, agents::Agents& agents, results::ResultsDb& db) {
   if (!job.skip.empty()) return;
   search::SearchOptions so = search_options(job);
   // The region search comes after this one: where the built-in coder has region candidates (a fusion, a
-  // segment split), their cascades' time is kept back, at most a third of what is left (a split of a softmax
-  // over few long rows is the only candidate that helps such a kernel, and tuning rounds of its per-kernel
-  // search would otherwise spend the whole budget). GPU only: in CPU mode a kernel's search ends at its first
-  // accepted candidate.
+  // segment split), their cascades' time is kept back (search::region_share_seconds: at most half of what is
+  // left). GPU only: in CPU mode a kernel's search ends at its first accepted candidate.
   double left = std::chrono::duration<double>(so.deadline - Clock::now()).count();
   double reserve =
-      so.gpu ? std::min(search::region_reserve_seconds(*job.bundle, job.ranked, so), std::max(0.0, left) / 3) : 0.0;
+      so.gpu ? search::region_share_seconds(search::region_reserve_seconds(*job.bundle, job.ranked, so), left) : 0.0;
   if (reserve > 0) {
     so.deadline -= std::chrono::milliseconds(static_cast<int64_t>(reserve * 1000));
     job.say(fmt::format("{:.1f} s of the search kept back for the region search", reserve));
