@@ -127,7 +127,14 @@ TEST(FusionEpilogue, TheFlipFoldsIntoTheScansStore) {
   auto rs = profile::regions(a, f, b->meta["graphs"][0]["args"]);
   ASSERT_EQ(rs.size(), 1u);
   RegionPlan plan = plan_region(a, f, rs[0]);
-  ASSERT_EQ(plan.candidates.size(), 1u) << (plan.declined.empty() ? "" : plan.declined[0]);
+  // The fold with its store over the scan's names (flipped), then the same with the store through the
+  // buffer's digits, the form every fold had before (the two differ here).
+  ASSERT_EQ(plan.candidates.size(), 2u) << (plan.declined.empty() ? "" : plan.declined[0]);
+  EXPECT_NE(plan.candidates[1].description.find("(its address through the buffer's digits)"), std::string::npos);
+  EXPECT_NE(plan.candidates[1].edit.source.find("tl.store(out_ptr0 + (1 * fuse_x0 + 1024 * fuse_x1), fuse_tmp0"),
+            std::string::npos)
+      << plan.candidates[1].edit.source;
+  EXPECT_EQ(plan.candidates[1].edit.source.find("tl.flip("), std::string::npos);
   const stitch::RegionEdit& e = plan.candidates[0].edit;
   EXPECT_EQ(e.kernel, "triton_per_fused_cumsum_flip_0_poi_fused_flip_1");
   EXPECT_EQ(e.args, "arg0_1, buf1, 64, 1024");
@@ -262,7 +269,7 @@ TEST(FusionEpilogue, APerKernelWinnerIsFusedFirstEveryStoreFolded) {
   winner.replace(at, store.size(), store + "\n    tl.store(out_ptr0 + (r0_1 + 1024*x0), tmp3, xmask & (r0_1 < 8))");
   auto rs = profile::regions(a, f, b->meta["graphs"][0]["args"]);
   RegionPlan plan = plan_region(a, f, rs.at(0), {{scan.name, winner}});
-  ASSERT_EQ(plan.candidates.size(), 2u);
+  ASSERT_EQ(plan.candidates.size(), 4u);  // on the winner and on the kernel's own source; each in both forms
   EXPECT_NE(plan.candidates[0].description.find("(on the per-kernel winners)"), std::string::npos);
   const std::string& s = plan.candidates[0].edit.source;
   // The second store's mask bounds r by a name of its own (r0_1 < 8), which the flipped store would have to
@@ -287,7 +294,7 @@ TEST(FusionEpilogue, AKernelsOwnSourceIsFusedUnderItsBaselineConfig) {
   auto rs = profile::regions(a, f, b->meta["graphs"][0]["args"]);
   nlohmann::json config = {{"XBLOCK", 8}, {"num_warps", 2}, {"num_stages", 1}};
   RegionPlan plan = plan_region(a, f, rs.at(0), {}, {{scan.name, config}});
-  ASSERT_EQ(plan.candidates.size(), 1u);
+  ASSERT_EQ(plan.candidates.size(), 2u);  // the store over the scan's names, and through the buffer's digits
   const std::string& s = plan.candidates[0].edit.source;
   EXPECT_NE(s.find("triton_heuristics.fixed_config(\n    config={'XBLOCK': 8, 'num_warps': 2, 'num_stages': 1}"),
             std::string::npos)
@@ -295,7 +302,7 @@ TEST(FusionEpilogue, AKernelsOwnSourceIsFusedUnderItsBaselineConfig) {
   EXPECT_EQ(s.find("triton_heuristics.persistent_reduction("), std::string::npos) << s;
   // Without them, the kernel's own heuristics decorator stays.
   RegionPlan unpinned = plan_region(a, f, rs.at(0));
-  ASSERT_EQ(unpinned.candidates.size(), 1u);
+  ASSERT_EQ(unpinned.candidates.size(), 2u);
   EXPECT_NE(unpinned.candidates[0].edit.source.find("triton_heuristics.persistent_reduction("), std::string::npos);
 }
 
@@ -325,7 +332,7 @@ TEST(FusionEpilogue, ALoopedReversedScanStoresItsTileFlippedAtAscendingAddresses
   auto rs = profile::regions(a, f, b->meta["graphs"][0]["args"]);
   ASSERT_EQ(rs.size(), 1u);
   RegionPlan plan = plan_region(a, f, rs.at(0));
-  ASSERT_EQ(plan.candidates.size(), 1u) << joined(plan.declined);
+  ASSERT_EQ(plan.candidates.size(), 2u) << joined(plan.declined);  // then the digits' form
   EXPECT_EQ(plan.candidates[0].origin, "fusion:epilogue");
   const std::string& s = plan.candidates[0].edit.source;
   std::vector<std::string> stores = fused_stores(s);
@@ -352,7 +359,7 @@ TEST(FusionEpilogue, AStoreWhoseDigitsDoNotSimplifyKeepsThem) {
                                           "    r0_numel = 2048\n");
   auto a = ir::build(m, "variant");
   RegionPlan plan = plan_of(*a, b->meta["graphs"][0]["args"]);
-  ASSERT_EQ(plan.candidates.size(), 1u) << joined(plan.declined);
+  ASSERT_EQ(plan.candidates.size(), 1u) << joined(plan.declined);  // the digits' form would be the same text
   std::vector<std::string> stores = fused_stores(plan.candidates[0].edit.source);
   ASSERT_EQ(stores.size(), 1u);
   EXPECT_EQ(stores[0], "tl.store(out_ptr0 + (1 * fuse_x0 + 1024 * fuse_x1), fuse_tmp0, xmask)");
@@ -361,7 +368,7 @@ TEST(FusionEpilogue, AStoreWhoseDigitsDoNotSimplifyKeepsThem) {
   std::string unranged = kopt::testing::replaced(b->graphs.at(0)->module->source(), "    xnumel = 64\n", "");
   auto u = ir::build(unranged, "variant");
   RegionPlan up = plan_of(*u, b->meta["graphs"][0]["args"]);
-  ASSERT_EQ(up.candidates.size(), 1u) << joined(up.declined);
+  ASSERT_EQ(up.candidates.size(), 2u) << joined(up.declined);
   EXPECT_NE(up.candidates[0].edit.source.find("tl.store(out_ptr0 + (1023 - ((R0_BLOCK - 1) - r0_index) + 1024*x0), "),
             std::string::npos)
       << up.candidates[0].edit.source;

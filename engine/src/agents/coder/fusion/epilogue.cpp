@@ -65,6 +65,7 @@ std::string render(const Affine& a, const std::vector<Digit>& digits) {
 // What the producer's own statements say of the names its store index is written in: the values each
 // name takes, and how its r axis is tiled, for writing the fused store's address over those names.
 struct ProducerIndex {
+  bool compose = false;  // write the store over these names where it simplifies (else through the digits)
   // name -> n: the name is in [0, n) wherever the store's mask holds (a name of x where xmask does, of r where
   // r0_mask does: Inductor masks every store by those where lanes can run past the numel). Masked-off lanes may
   // compute an address the simplification gets wrong; the store keeps its mask, so they write nothing. The fold
@@ -83,6 +84,7 @@ struct ProducerIndex {
 ProducerIndex producer_index(const ir::KernelSource& ks) {
   const py::Module& m = *ks.module;
   ProducerIndex out;
+  out.compose = true;
   std::map<std::string, const py::Node*> value;
   std::set<std::string> unsure;  // names bound differently twice, or otherwise than by `name = value`
   bool other_tiles = false;
@@ -327,7 +329,7 @@ std::string fold(const py::Module& pm, const py::Node* st, const Pointwise& c, s
   for (const py::Node* b : c.body) text += ind + prefixed(cs, b, c.locals, kPrefix) + "\n";
   std::string value = prefixed(cs, c.store.value, c.locals, kPrefix);
   Affine store = *digit_affine(c, c.store.index);
-  auto a = producer_address(ps->index, store, c, digit_exprs, pi);
+  auto a = pi.compose ? producer_address(ps->index, store, c, digit_exprs, pi) : std::nullopt;
   if (!a) return text + fmt::format("{}tl.store({} + ({}), {}{})", ind, out, render(store, c.digits), value, mask);
   std::string r = descending_r(*a, st, *ps, pi, buf_type);
   if (r.empty()) return text + fmt::format("{}tl.store({} + ({}), {}{})", ind, out, written(*a), value, mask);
@@ -343,9 +345,9 @@ std::string fold(const py::Module& pm, const py::Node* st, const Pointwise& c, s
                             out, written(*a, flipped), value, fmask);
 }
 
-}  // namespace
-
-std::optional<stitch::RegionEdit> epilogue(const Pair& p, std::string* why) {
+// The fold with its stores written over the producer's names where they simplify (`compose`), or through the
+// consumer's digits as the inverse gives them.
+std::optional<stitch::RegionEdit> build(const Pair& p, std::string* why, bool compose) {
   auto no = [&](std::string w) -> std::optional<stitch::RegionEdit> {
     return *why = std::move(w), std::nullopt;
   };
@@ -430,7 +432,7 @@ std::optional<stitch::RegionEdit> epilogue(const Pair& p, std::string* why) {
   if (stores.empty()) return no(w);
   const py::Module& pm = *ks.module;
   const std::string& cs = p.consumer_source;
-  ProducerIndex pi = producer_index(ks);
+  ProducerIndex pi = compose ? producer_index(ks) : ProducerIndex{};
   std::vector<py::Edit> edits;
   // The producer's parameter for the buffer is bound to the consumer's output in the fused launch.
   for (const py::Node* st : stores)
@@ -448,6 +450,22 @@ std::optional<stitch::RegionEdit> epilogue(const Pair& p, std::string* why) {
   e.kernel = name;
   e.source = source;
   e.args = args_with(kp, lp, pp, arg_of(lc, out_param));
+  return e;
+}
+
+}  // namespace
+
+std::optional<stitch::RegionEdit> epilogue(const Pair& p, std::string* why) { return build(p, why, true); }
+
+std::optional<stitch::RegionEdit> epilogue_digits(const Pair& p, std::string* why) {
+  std::string composed_why;
+  auto composed = build(p, &composed_why, true);
+  auto e = composed ? build(p, why, false) : std::nullopt;
+  // Nothing to add where the fold does not apply (epilogue says why) or its stores read the same either way.
+  if (!e || e->source == composed->source) {
+    why->clear();
+    return std::nullopt;
+  }
   return e;
 }
 

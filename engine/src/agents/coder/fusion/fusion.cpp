@@ -28,6 +28,8 @@ struct Strategy {
 
 const Strategy kStrategies[] = {
     {"epilogue", epilogue, "fold {1} into {0}'s store", false, nullptr},
+    {"epilogue", epilogue_digits, "fold {1} into {0}'s store (its address through the buffer's digits)", false,
+     nullptr},
     {"prologue", prologue, "inline {0} into {1}'s load", false, nullptr},
     {"row_merge", row_merge, "merge {1} into {0}'s rows", true, row_merge_variants},
 };
@@ -120,7 +122,7 @@ void fuse_pairs(const ir::Artifact& a, const ir::Function& f, const profile::Reg
           if (s.variants)
             for (auto& [note, v] : s.variants(*e)) add(fmt::format("{} ({}){}", what, note, base), std::move(v));
           add(what + base, std::move(*e));
-        } else {
+        } else if (!why.empty()) {  // an empty reason: a variant with nothing to add (said by its strategy)
           plan.declined.push_back(fmt::format("{} ({} -> {} through {}{}): {}", s.name, kp.name, kc.name, b.name,
                                               on_winners ? ", per-kernel winners" : "", why));
         }
