@@ -130,7 +130,8 @@ TEST(FusionEpilogue, TheFlipFoldsIntoTheScansStore) {
   // The fold with its store over the scan's names (flipped), then the same with the store through the
   // buffer's digits, the form every fold had before (the two differ here).
   ASSERT_EQ(plan.candidates.size(), 2u) << (plan.declined.empty() ? "" : plan.declined[0]);
-  EXPECT_NE(plan.candidates[1].description.find("(its address through the buffer's digits)"), std::string::npos);
+  EXPECT_NE(plan.candidates[0].description.find("(its address over the producer's names)"), std::string::npos);
+  EXPECT_EQ(plan.candidates[1].description.find("(its address"), std::string::npos);
   EXPECT_NE(plan.candidates[1].edit.source.find("tl.store(out_ptr0 + (1 * fuse_x0 + 1024 * fuse_x1), fuse_tmp0"),
             std::string::npos)
       << plan.candidates[1].edit.source;
@@ -280,7 +281,13 @@ TEST(FusionEpilogue, APerKernelWinnerIsFusedFirstEveryStoreFolded) {
                    "tl.flip(tl.broadcast_to(fuse_tmp0, [XBLOCK, R0_BLOCK]), 1), xmask)"),
             std::string::npos) << s;
   EXPECT_EQ(s.find("tl.store(out_ptr0 + (r0_1"), std::string::npos) << s;  // no store left into the buffer
-  EXPECT_EQ(plan.candidates[1].edit.source.find("r0_1 < 8"), std::string::npos);
+  // Then the winner's fold through the buffer's digits, then the kernel's own source in both forms.
+  EXPECT_NE(plan.candidates[1].edit.source.find("r0_1 < 8"), std::string::npos);
+  EXPECT_NE(plan.candidates[1].description.find("(on the per-kernel winners)"), std::string::npos);
+  for (size_t i : {2u, 3u}) {
+    EXPECT_EQ(plan.candidates[i].edit.source.find("r0_1 < 8"), std::string::npos);
+    EXPECT_EQ(plan.candidates[i].description.find("(on the per-kernel winners)"), std::string::npos);
+  }
 }
 
 TEST(FusionEpilogue, AKernelsOwnSourceIsFusedUnderItsBaselineConfig) {

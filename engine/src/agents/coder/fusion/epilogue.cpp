@@ -457,16 +457,14 @@ std::optional<stitch::RegionEdit> build(const Pair& p, std::string* why, bool co
 
 std::optional<stitch::RegionEdit> epilogue(const Pair& p, std::string* why) { return build(p, why, true); }
 
-std::optional<stitch::RegionEdit> epilogue_digits(const Pair& p, std::string* why) {
-  std::string composed_why;
-  auto composed = build(p, &composed_why, true);
-  auto e = composed ? build(p, why, false) : std::nullopt;
-  // Nothing to add where the fold does not apply (epilogue says why) or its stores read the same either way.
-  if (!e || e->source == composed->source) {
-    why->clear();
-    return std::nullopt;
-  }
-  return e;
+std::optional<stitch::RegionEdit> epilogue_digits(const Pair& p, std::string* why) { return build(p, why, false); }
+
+std::vector<std::pair<std::string, stitch::RegionEdit>> epilogue_variants(const Pair& p,
+                                                                          const stitch::RegionEdit& digits) {
+  std::string why;
+  auto composed = epilogue(p, &why);
+  if (!composed || composed->source == digits.source) return {};
+  return {{"its address over the producer's names", std::move(*composed)}};
 }
 
 }  // namespace kopt::agents::fusion

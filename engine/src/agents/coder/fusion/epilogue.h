@@ -10,6 +10,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "agents/coder/fusion/pair.h"
 #include "stitch/region.h"
@@ -23,10 +25,14 @@ namespace kopt::agents::fusion {
 // unfused kernels, H100).
 std::optional<stitch::RegionEdit> epilogue(const Pair& p, std::string* why);
 
-// The same fold with its stores through the consumer's digits as the inverse gives them (`(1099 - (a % 1152))`),
-// where that differs from epilogue's: the form every fold had before, which stays a candidate beside it (on a
-// looped reversed cumprod that stores along r it ran at 1.16x its floor, 4.23x the pair: H100, session 33).
-// Nothing, with *why empty, where epilogue declines or writes the same.
+// The same fold with its stores through the consumer's digits as the inverse gives them (`(1099 - (a % 1152))`):
+// the form every fold had before, which stays a candidate after epilogue's (on a looped reversed cumprod that
+// stores along r it ran at 1.16x its floor, 4.23x the pair: H100, session 33).
 std::optional<stitch::RegionEdit> epilogue_digits(const Pair& p, std::string* why);
+
+// epilogue's edit where it differs from `digits` (epilogue_digits' edit of the same pair), with what it is:
+// the fusion strategy proposes it first, then the digits' form.
+std::vector<std::pair<std::string, stitch::RegionEdit>> epilogue_variants(const Pair& p,
+                                                                          const stitch::RegionEdit& digits);
 
 }  // namespace kopt::agents::fusion

@@ -23,15 +23,15 @@ struct Strategy {
   const char* verb;  // the description: "<verb> consumer into producer"
   bool whole_pair;   // fuses every internal buffer of the pair at once: built once per pair
   // Other forms of a built edit, each with what it is, proposed before it (or null).
-  std::vector<std::pair<std::string, stitch::RegionEdit>> (*variants)(const stitch::RegionEdit&);
+  std::vector<std::pair<std::string, stitch::RegionEdit>> (*variants)(const Pair&, const stitch::RegionEdit&);
 };
 
 const Strategy kStrategies[] = {
-    {"epilogue", epilogue, "fold {1} into {0}'s store", false, nullptr},
-    {"epilogue", epilogue_digits, "fold {1} into {0}'s store (its address through the buffer's digits)", false,
-     nullptr},
+    // The fold through the buffer's digits, its composed form (the store over the producer's names) first.
+    {"epilogue", epilogue_digits, "fold {1} into {0}'s store", false, epilogue_variants},
     {"prologue", prologue, "inline {0} into {1}'s load", false, nullptr},
-    {"row_merge", row_merge, "merge {1} into {0}'s rows", true, row_merge_variants},
+    {"row_merge", row_merge, "merge {1} into {0}'s rows", true,
+     [](const Pair&, const stitch::RegionEdit& e) { return row_merge_variants(e); }},
 };
 
 // The strategies above on every pair of launches the region's internal buffers join.
@@ -120,9 +120,9 @@ void fuse_pairs(const ir::Artifact& a, const ir::Function& f, const profile::Reg
                                        std::move(description), std::move(edit)});
           };
           if (s.variants)
-            for (auto& [note, v] : s.variants(*e)) add(fmt::format("{} ({}){}", what, note, base), std::move(v));
+            for (auto& [note, v] : s.variants(p, *e)) add(fmt::format("{} ({}){}", what, note, base), std::move(v));
           add(what + base, std::move(*e));
-        } else if (!why.empty()) {  // an empty reason: a variant with nothing to add (said by its strategy)
+        } else {
           plan.declined.push_back(fmt::format("{} ({} -> {} through {}{}): {}", s.name, kp.name, kc.name, b.name,
                                               on_winners ? ", per-kernel winners" : "", why));
         }
