@@ -39,6 +39,23 @@ TEST(FusionIndex, AffineReadsInductorsIndexExpressions) {
   EXPECT_FALSE(affine(m->root()->list("body").front()->child("value")).has_value());
 }
 
+TEST(FusionIndex, AffineUnderRangesReadsDivisionsThatStayInOneMultiple) {
+  // An address bound to the producer's names (a = r0_2 + 1152*x3, r0_2 < 1100) read back through the inverse's
+  // digits: `a % 1152` is r0_2 and `a // 1152` is x3 wherever the names are in range.
+  auto read = [](const std::string& expr, const std::map<std::string, int64_t>& range) {
+    auto m = py::parse(expr + "\n", "<test>");
+    return affine(m->root()->list("body").front()->child("value"), {{"a", parsed("r0_2 + 1152*x3")}}, range);
+  };
+  auto d = read("(1099 - (a % 1152)) + 1100 * (a // 1152)", {{"r0_2", 1100}});
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->c, 1099);
+  EXPECT_EQ(d->coef, (std::map<std::string, int64_t>{{"r0_2", -1}, {"x3", 1100}}));
+  // A low part that can pass the divisor (r0_2 up to 2047), or a name without a range, is not read.
+  EXPECT_FALSE(read("a % 1152", {{"r0_2", 2048}}).has_value());
+  EXPECT_FALSE(read("a // 1152", {}).has_value());
+  EXPECT_EQ(floordiv(-7, 2), -4);
+}
+
 TEST(FusionIndex, AFlipInvertsToTheReversedDigit) {
   std::string why;
   auto inv = invert(parsed("1023 + ((-1)*x0) + 1024*x1"), flip_digits(), 65536, "a", &why);

@@ -7,14 +7,14 @@
 
 namespace kopt::ir {
 
-namespace {
-
-Affine plus(Affine a, const Affine& b, int64_t sign) {
+Affine plus(Affine a, const Affine& b, int64_t factor) {
   for (const auto& [n, v] : b.coef)
-    if ((a.coef[n] += sign * v) == 0) a.coef.erase(n);
-  a.c += sign * b.c;
+    if ((a.coef[n] += factor * v) == 0) a.coef.erase(n);
+  a.c += factor * b.c;
   return a;
 }
+
+namespace {
 
 Affine scaled(Affine a, int64_t f) {
   if (f == 0) return {};
@@ -28,26 +28,66 @@ std::optional<int64_t> int_const(const py::Node* e) {
   return std::nullopt;
 }
 
-}  // namespace
+// `v // p` and `v % p` (p > 0) as affine maps, as affine(e, bound, range) states.
+std::optional<std::pair<Affine, Affine>> divided(const Affine& v, int64_t p,
+                                                  const std::map<std::string, int64_t>& range) {
+  Affine high, low;
+  int64_t lo = v.c, hi = v.c;
+  for (const auto& [n, k] : v.coef) {
+    if (k % p == 0) {
+      high.coef[n] = k / p;
+      continue;
+    }
+    auto r = range.find(n);
+    if (r == range.end()) return std::nullopt;
+    low.coef[n] = k;
+    (k < 0 ? lo : hi) += k * (r->second - 1);
+  }
+  int64_t q = floordiv(lo, p);
+  if (hi - q * p >= p) return std::nullopt;
+  high.c = q;
+  low.c = v.c - q * p;
+  return std::make_pair(high, low);
+}
 
-std::optional<Affine> affine(const py::Node* e) {
+// Both affine() forms: `range` null, no division is read.
+std::optional<Affine> affine_of(const py::Node* e, const std::map<std::string, Affine>& bound,
+                                const std::map<std::string, int64_t>* range) {
   if (!e) return std::nullopt;
   if (auto v = int_const(e)) return Affine{{}, *v};
-  if (e->is("Name")) return Affine{{{std::string(e->ident("id")), 1}}, 0};
+  if (e->is("Name")) {
+    std::string name(e->ident("id"));
+    if (auto it = bound.find(name); it != bound.end()) return it->second;
+    return Affine{{{name, 1}}, 0};
+  }
   if (e->is("UnaryOp") && e->ident("op") == "USub") {
-    auto v = affine(e->child("operand"));
+    auto v = affine_of(e->child("operand"), bound, range);
     if (v) return scaled(*v, -1);
     return std::nullopt;
   }
   if (!e->is("BinOp")) return std::nullopt;
-  auto l = affine(e->child("left")), r = affine(e->child("right"));
+  auto l = affine_of(e->child("left"), bound, range), r = affine_of(e->child("right"), bound, range);
   if (!l || !r) return std::nullopt;
   std::string_view op = e->ident("op");
   if (op == "Add") return plus(*l, *r, 1);
   if (op == "Sub") return plus(*l, *r, -1);
   if (op == "Mult" && l->coef.empty()) return scaled(*r, l->c);
   if (op == "Mult" && r->coef.empty()) return scaled(*l, r->c);
+  if (range && (op == "FloorDiv" || op == "Mod") && r->coef.empty() && r->c > 0) {
+    auto hl = divided(*l, r->c, *range);
+    if (!hl) return std::nullopt;
+    return op == "FloorDiv" ? hl->first : hl->second;
+  }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Affine> affine(const py::Node* e) { return affine_of(e, {}, nullptr); }
+
+std::optional<Affine> affine(const py::Node* e, const std::map<std::string, Affine>& bound,
+                             const std::map<std::string, int64_t>& range) {
+  return affine_of(e, bound, &range);
 }
 
 std::optional<Digit> digit(const std::string& name, const py::Node* v) { return digit(name, v, "xindex"); }

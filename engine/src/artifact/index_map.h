@@ -23,9 +23,23 @@ struct Affine {
   int64_t c = 0;
 };
 
+// a + factor * b, no zero coefficient kept.
+Affine plus(Affine a, const Affine& b, int64_t factor = 1);
+
 // The affine map an integer expression computes from names, integer constants, +, -, * by a
 // constant, unary minus and parentheses; nothing for anything else (a division, a call, a float).
 std::optional<Affine> affine(const py::Node* e);
+
+// The same with each name of `bound` standing for its map (an address written over other names), and `//` and
+// `%` by a positive constant p where the dividend's terms whose coefficient p does not divide, with its constant,
+// stay within one multiple of p over `range` (name -> n: the name is in [0, n)): v = p * high + low with low in
+// [0, p), exactly for every value the names take in range. Nothing where a term p does not divide has a name
+// without a range, or the low part spans past p.
+std::optional<Affine> affine(const py::Node* e, const std::map<std::string, Affine>& bound,
+                             const std::map<std::string, int64_t>& range);
+
+// Python's floored division of integers (b != 0).
+inline int64_t floordiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 
 // One digit of the x index: name = xindex // base % radix, or name = xindex // base for the
 // outermost (radix 0 as written; what xnumel leaves it once the kernel is read whole).

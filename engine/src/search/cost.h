@@ -82,8 +82,8 @@ double screen_launch_seconds(int reps, double launch_ms);
 
 // Candidates the next screen batch may hold so that it ends within `left_s`: the batch's baseline launches are
 // a fixed part with the compile wave, each candidate adds `per_candidate_s` (its launches, measured on an earlier
-// batch of this kernel, else estimated from the launch time), never less than the baseline's own launches. At most `most`; `most` where candidates cost nothing
-// but their compile (microsecond kernels). At least one before any batch was measured (a search that screens
+// batch of this kernel, else estimated from the launch time), never less than the baseline's own launches. At
+// most `most`; `most` where candidates cost nothing but their compile (microsecond kernels). At least one before any batch was measured (a search that screens
 // nothing finds nothing); none after, when not one more candidate ends within `left_s`.
 size_t screen_batch_size(double left_s, double launch_ms, int reps, std::optional<double> per_candidate_s,
                          size_t most);

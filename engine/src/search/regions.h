@@ -8,6 +8,8 @@
 // (the end-to-end gate) gives the kernels their per-kernel results back (drop_region).
 #pragma once
 
+#include <algorithm>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,7 +65,7 @@ double region_reserve_seconds(const ir::Bundle& bundle, const std::vector<agents
 // 26.8 ms softmax over 1873 rows of 1.2M bf16 elements kept 19 s for its split's 20 s cascade, which then did
 // not run: H100, session 34).
 inline double region_share_seconds(double wanted_s, double left_s) {
-  return wanted_s <= 0 || left_s <= 0 ? 0.0 : (wanted_s < left_s / 2 ? wanted_s : left_s / 2);
+  return wanted_s <= 0 || left_s <= 0 ? 0.0 : std::min(wanted_s, left_s / 2);
 }
 
 // Takes the region out of the result: its kernels get their per-kernel winners back; `why` is the note.

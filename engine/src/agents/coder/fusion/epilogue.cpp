@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "agents/coder/fusion/pointwise.h"
+#include "agents/coder/templates/body.h"
 #include "artifact/pyparse/edit.h"
 #include "artifact/pyparse/visit.h"
 
@@ -142,68 +143,6 @@ ProducerIndex producer_index(const ir::KernelSource& ks) {
   return out;
 }
 
-Affine sum(Affine a, const Affine& b, int64_t f) {
-  for (const auto& [n, v] : b.coef)
-    if ((a.coef[n] += f * v) == 0) a.coef.erase(n);
-  a.c += f * b.c;
-  return a;
-}
-
-int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-
-// `v // p` and `v % p` as affine maps of v's names, when the terms whose coefficient p does not divide, with the
-// constant, stay within one multiple of p over the names' ranges: v = p * high + low with low in [0, p), exactly
-// for every value the names take in range. Nothing when such a term's name has no known range or the low part
-// spans past p.
-std::optional<std::pair<Affine, Affine>> divided(const Affine& v, int64_t p,
-                                                  const std::map<std::string, int64_t>& range) {
-  Affine high, low;
-  int64_t lo = v.c, hi = v.c;
-  for (const auto& [n, k] : v.coef) {
-    if (k % p == 0) {
-      high.coef[n] = k / p;
-      continue;
-    }
-    auto r = range.find(n);
-    if (r == range.end()) return std::nullopt;
-    low.coef[n] = k;
-    (k < 0 ? lo : hi) += k * (r->second - 1);
-  }
-  int64_t q = floor_div(lo, p);
-  if (hi - q * p >= p) return std::nullopt;
-  high.c = q;
-  low.c = v.c - q * p;
-  return std::make_pair(high, low);
-}
-
-// An expression of the address `addr` (a digit invert() wrote: `(1099 - (fuse_a % 1152))`) as an affine map of
-// the producer's names, `addr` being `at` over them; nothing where a `%` or `//` does not simplify.
-std::optional<Affine> composed(const py::Node* e, const std::string& addr, const Affine& at,
-                               const std::map<std::string, int64_t>& range) {
-  if (!e) return std::nullopt;
-  if (e->is("Constant") && e->const_kind == py::ConstKind::Int) return Affine{{}, std::stoll(e->value)};
-  if (e->is("Name") && e->ident("id") == addr) return at;
-  if (e->is("UnaryOp") && e->ident("op") == "USub") {
-    auto v = composed(e->child("operand"), addr, at, range);
-    if (!v) return std::nullopt;
-    return sum(Affine{}, *v, -1);
-  }
-  if (!e->is("BinOp")) return std::nullopt;
-  auto l = composed(e->child("left"), addr, at, range), r = composed(e->child("right"), addr, at, range);
-  if (!l || !r) return std::nullopt;
-  std::string_view op = e->ident("op");
-  if (op == "Add") return sum(*l, *r, 1);
-  if (op == "Sub") return sum(*l, *r, -1);
-  if (op == "Mult" && l->coef.empty()) return sum(Affine{}, *r, l->c);
-  if (op == "Mult" && r->coef.empty()) return sum(Affine{}, *l, r->c);
-  if ((op == "FloorDiv" || op == "Mod") && r->coef.empty() && r->c > 0) {
-    auto hl = divided(*l, r->c, range);
-    if (!hl) return std::nullopt;
-    return op == "FloorDiv" ? hl->first : hl->second;
-  }
-  return std::nullopt;
-}
-
 // An affine map of the producer's names as Inductor writes an index (`1099 - r0_2 + 1100*x3`): the constant
 // first, then the terms by their coefficients' size (the innermost first); `as` gives a name's text where it is
 // written otherwise (the flipped r).
@@ -220,21 +159,6 @@ std::string written(const Affine& a, const std::map<std::string, std::string>& a
     else out += fmt::format(" {} {}", k < 0 ? "-" : "+", term);
   }
   return out;
-}
-
-// The text of `node` (in `source`) with each Name in `as` written as its text there.
-std::string renamed(const std::string& source, const py::Node* node, const std::map<std::string, std::string>& as) {
-  std::vector<const py::Node*> at = py::find_all(
-      node, [&](const py::Node* n) { return n->is("Name") && as.count(std::string(n->ident("id"))); });
-  std::sort(at.begin(), at.end(),
-            [](const py::Node* a, const py::Node* b) { return a->begin.offset < b->begin.offset; });
-  std::string out;
-  uint32_t pos = node->begin.offset;
-  for (const py::Node* n : at) {
-    out += source.substr(pos, n->begin.offset - pos) + as.at(std::string(n->ident("id")));
-    pos = n->end.offset;
-  }
-  return out + source.substr(pos, node->end.offset - pos);
 }
 
 // The fused store's address as one affine map of the producer's names (`1099 - r0_2 + 1100*x3`): the consumer's
@@ -259,9 +183,9 @@ std::optional<Affine> producer_address(const py::Node* index, const Affine& stor
     }
     const auto& body = m->root()->list("body");
     if (body.size() != 1 || !body.front()->is("Expr")) return std::nullopt;
-    auto d = composed(body.front()->child("value"), std::string(kPrefix) + "a", *at, pi.range);
+    auto d = ir::affine(body.front()->child("value"), {{std::string(kPrefix) + "a", *at}}, pi.range);
     if (!d) return std::nullopt;
-    out = sum(out, *d, k->second);
+    out = ir::plus(out, *d, k->second);
   }
   return out;
 }
@@ -340,7 +264,8 @@ std::string fold(const py::Module& pm, const py::Node* st, const Pointwise& c, s
   std::map<std::string, std::string> flipped = {{r, pi.flipped_r}};
   std::string fmask = mask;
   if (ps->mask && pi.def.count("r0_mask") && pi.def.at("r0_mask") == "r0_index < r0_numel")
-    fmask = ", " + renamed(pm.source(), ps->mask, {{"r0_mask", fmt::format("({} < r0_numel)", pi.flipped_r)}});
+    fmask = ", " + templates::substitute_words(std::string(pm.text(ps->mask)),
+                                               {{"r0_mask", fmt::format("({} < r0_numel)", pi.flipped_r)}});
   return text + fmt::format("{}tl.store({} + ({}), tl.flip(tl.broadcast_to({}, [XBLOCK, R0_BLOCK]), 1){})", ind,
                             out, written(*a, flipped), value, fmask);
 }

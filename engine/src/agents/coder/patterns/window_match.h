@@ -12,11 +12,12 @@
 #include <vector>
 
 #include "agents/agent.h"
+#include "artifact/index_map.h"
 
 namespace kopt::agents::patterns {
 
 // Python's floor division (toward minus infinity), as Inductor's `//` on window coordinates means it.
-inline int64_t floordiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+using ir::floordiv;  // artifact/index_map.h
 
 // One mixed-radix digit of the output index: xindex // base % radix (the last digit has no radix
 // in the kernel; `radix` is then what xnumel gives it). `coef` is its coefficient in the window
