@@ -280,3 +280,75 @@ TEST(SegmentSplit, AStoreInductorLeftUnmaskedIsGuardedBySegmentZero) {
       << s[0]->edit.source;
   fs::remove_all(dir);
 }
+
+namespace {
+
+// The cooperative candidates of a fixture's launch 0, offered whatever the tensor's size.
+// `segment_bytes`: what a program's segment holds (fewer, longer segments: the interpreter computes a tile's
+// later segments once for every program before them).
+std::vector<std::pair<std::string, stitch::RegionEdit>> cooperative(const Planned& p, std::string* why,
+                                                                    int64_t segment_bytes = 64 << 10) {
+  agents::fusion::SplitOptions o;
+  o.coop_min_bytes = 0;
+  o.coop_segment_bytes = segment_bytes;
+  auto all = agents::fusion::segment_split(p.art(), *p.art().entry_function(), 0, why, o);
+  std::vector<std::pair<std::string, stitch::RegionEdit>> out;
+  for (auto& c : all)
+    if (c.second.kernel.ends_with("_coop")) out.push_back(std::move(c));
+  return out;
+}
+
+}  // namespace
+
+TEST(SegmentSplit, TheCooperativeFormIsOneLaunchAfterItsFlagsAreZeroed) {
+  Planned p = plan(kColumns);
+  std::string why;
+  auto c = cooperative(p, &why);
+  ASSERT_FALSE(c.empty()) << why;
+  const stitch::RegionEdit& e = c[0].second;
+  // 64 columns of 9000 fp32-accumulated bf16, tiles of 64 columns: segments of 64 KiB of bf16 (512 rows).
+  EXPECT_NE(c[0].first.find("one launch: 64 rows of 9000 in 18 segments of 512 (18 programs, tiles of 64 rows"),
+            std::string::npos)
+      << c[0].first;
+  ASSERT_EQ(e.before.size(), 1u);
+  EXPECT_EQ(e.before[0].kernel, e.kernel + "_flags");
+  ASSERT_EQ(e.scratch.size(), 2u);
+  EXPECT_NE(e.scratch[1].statement.find("torch.int32"), std::string::npos);
+  // Published (2) only after the partials are stored; the partials read past L1.
+  size_t store = e.source.find("tl.store(partials"), publish = e.source.find("2, sem='release')");
+  EXPECT_LT(store, publish);
+  EXPECT_NE(e.source.find("cache_modifier='.cg'"), std::string::npos);
+  std::string module = stitch::stitch(p.art(), {}, {}, {e});
+  verify::RegionG1 g1 = verify::check_region(p.art(), p.facts, module);
+  EXPECT_TRUE(g1.g1.passed) << failing(g1);
+  // Small tensors: L2 serves the second read already; only the two-launch split is proposed.
+  std::string w;
+  auto small = agents::fusion::segment_split(p.art(), *p.art().entry_function(), 0, &w);
+  for (const auto& s : small) EXPECT_FALSE(s.second.kernel.ends_with("_coop")) << s.first;
+}
+
+TEST(RegionCascadeWorker, TheCooperativeFormPassesG1ToG3AndOneThatReadsItsOwnPartialFailsG2) {
+  worker::Supervisor sup(cpu_worker());
+  verify::CascadeOptions o;
+  o.timeout = std::chrono::seconds(300);
+  o.seeds = 2;
+  // Three or four segments a row: 50304 bf16, 9000 bf16 in tiles of 64, 9001 in tiles of 32, 9000 fp32 (Welford).
+  for (auto [dir, bytes] : {std::pair{kSoftmax, 32 << 10}, {kColumns, 256 << 10}, {kTransposedOut, 128 << 10},
+                            {kLayerNorm, 12 << 10}}) {
+    SCOPED_TRACE(dir);
+    Planned p = plan(dir);
+    std::string why;
+    auto c = cooperative(p, &why, bytes);
+    ASSERT_FALSE(c.empty()) << why;
+    std::string module = stitch::stitch(p.art(), {}, {}, {c[0].second});
+    verify::RegionCascadeResult ok = verify::run_region_cascade(sup, *p.bundle, 0, p.facts, module, o);
+    ASSERT_TRUE(ok.cascade.accepted) << results::cascade_json(ok.cascade).dump(2);
+    if (std::string(dir) != kColumns) continue;
+    // Every program reduces only its own segment's statistics.
+    std::string own = replaced(module, "xmask & (sidx < NSEG)", "xmask & (sidx == sseg)");
+    verify::RegionCascadeResult bad = verify::run_region_cascade(sup, *p.bundle, 0, p.facts, own, o);
+    EXPECT_FALSE(bad.cascade.accepted);
+    ASSERT_EQ(bad.cascade.gates.size(), 2u) << results::cascade_json(bad.cascade).dump(2);
+    EXPECT_EQ(bad.cascade.gates[1].status, verify::GateStatus::failed);
+  }
+}

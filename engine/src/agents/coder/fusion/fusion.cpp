@@ -58,7 +58,9 @@ RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profi
     if (splits.empty()) plan.declined.push_back(fmt::format("split ({}): {}", name, why));
     for (auto& [description, edit] : splits)
       plan.candidates.push_back({fmt::format("r{}", plan.candidates.size() + 1),
-                                 scan ? "split:scan_segments" : "split:segments",
+                                 scan ? "split:scan_segments"
+                                      : edit.kernel.ends_with("_coop") ? "split:cooperative"
+                                                                       : "split:segments",
                                  fmt::format("{}: {}", name, description), std::move(edit)});
   }
   return plan;

@@ -20,6 +20,7 @@
 // launches, to stitch/region.h's form).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,9 +30,21 @@
 
 namespace kopt::agents::fusion {
 
+// The cooperative form (one launch; see split.cpp's coop_body): each program's statistics over its
+// segment, its tile's partials through the scratch, then its segment again while L2 still holds it.
+// Proposed beside the two-launch split, and where that one declines (many rows, short rows), for
+// kernels whose second loop reads the row again and tensors of at least `coop_min_bytes` a pass.
+struct SplitOptions {
+  int64_t coop_min_bytes = int64_t{256} << 20;
+  // What a program's segment holds (its widest input's bytes): the resident programs' segments stay
+  // within L2 between the two loops.
+  int64_t coop_segment_bytes = 64 << 10;
+};
+
 // Candidates (a one-line description and the edit) that split launch `launch` of `f`, or none with
 // the reason in *why.
 std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::Artifact& a, const ir::Function& f,
-                                                                      size_t launch, std::string* why);
+                                                                      size_t launch, std::string* why,
+                                                                      const SplitOptions& options = {});
 
 }  // namespace kopt::agents::fusion
