@@ -370,8 +370,11 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> cooperative(const SplitL
   for (size_t v = 0; v < 2; ++v) {
     const Tile t = tiles_for(w)[v];
     if (rows_all_true && L.rows % t.xblock) continue;
+    // The partials of a tile are reduced as one [XBLOCK, segments] tile: up to 8192 floats a component (a row a
+    // program: up to 1024 segments, so a row of 1.2M bf16 still splits into segments of about 64 KiB).
+    const int64_t max_segments = std::min<int64_t>(1024, 8192 / t.xblock);
     int64_t seg = std::max<int64_t>(t.r0_block, o.coop_segment_bytes / (t.xblock * width));
-    seg = std::max(seg, cdiv(cdiv(L.cols, kMaxSegments), t.r0_block) * t.r0_block);
+    seg = std::max(seg, cdiv(cdiv(L.cols, max_segments), t.r0_block) * t.r0_block);
     seg = cdiv(seg, t.r0_block) * t.r0_block;
     const int64_t nseg = cdiv(L.cols, seg);
     if (nseg < 2 || !seen.insert({t.xblock, seg}).second) continue;
