@@ -56,14 +56,14 @@ std::string coop_body(const Loops& L, const Plan& p, int64_t spin) {
   b += "    tl.atomic_xchg(flags + (kopt_tile * NSEG + sseg), 2, sem='release')\n";
   b += "    kopt_sidx = tl.arange(0, SB)\n";
   b += "    kopt_flag = tl.atomic_add(flags + (kopt_tile * NSEG + kopt_sidx), 0, mask=kopt_sidx < NSEG, sem='acquire')\n";
-  b += "    kopt_done = tl.sum((kopt_flag == 2).to(tl.int32))\n";
-  b += "    kopt_started = tl.sum((kopt_flag == 1).to(tl.int32))\n";
+  b += "    kopt_done = tl.sum(((kopt_flag == 2) & (kopt_sidx < NSEG)).to(tl.int32))\n";
+  b += "    kopt_started = tl.sum(((kopt_flag == 1) & (kopt_sidx < NSEG)).to(tl.int32))\n";
   b += "    kopt_spins = tl.full([], 0, tl.int32)\n";
   b += "    while (kopt_done < NSEG) & (kopt_done + kopt_started == NSEG) & (kopt_spins < SPIN):\n";
   b += "        kopt_flag = tl.atomic_add(flags + (kopt_tile * NSEG + kopt_sidx), 0, mask=kopt_sidx < NSEG, "
        "sem='acquire')\n";
-  b += "        kopt_done = tl.sum((kopt_flag == 2).to(tl.int32))\n";
-  b += "        kopt_started = tl.sum((kopt_flag == 1).to(tl.int32))\n";
+  b += "        kopt_done = tl.sum(((kopt_flag == 2) & (kopt_sidx < NSEG)).to(tl.int32))\n";
+  b += "        kopt_started = tl.sum(((kopt_flag == 1) & (kopt_sidx < NSEG)).to(tl.int32))\n";
   b += "        kopt_spins += 1\n";
   b += "    if kopt_done < NSEG:\n";
   b += "        for kopt_seg in range(0, NSEG):\n";
