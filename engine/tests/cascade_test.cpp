@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "agents/agent.h"
+#include "agents/coder/rewrites/tail_mask.h"
 #include "agents/coder/templates/templates.h"
 #include "artifact/bundle.h"
 #include "profile/family.h"
@@ -352,5 +353,24 @@ TEST(CascadeWorker, PoolRegisterWindowsPassTheCascadeOnTheCapturedAveragePool) {
     EXPECT_NE(it->source.find("rt = tl.load(ptr + " + std::to_string(v)), std::string::npos);
     EXPECT_NE(it->source.find("tl.split("), std::string::npos);
     expect_g1_to_g3_pass(*b, *p.kernel, it->source, 1);
+  }
+}
+
+TEST(CascadeWorker, TailMaskedKernelsPassTheCascadeOnCapturedBundles) {
+  // A layer norm's normalize over 266847 elements (captured on the CPU) and a dilated 3-D max pool's 1260 outputs:
+  // the unmasked blocks and the masked last block compute what Inductor's kernel does.
+  for (auto [dir, kernel] : {std::pair{"tests/python/data/layer_norm3_split_cpu_capture",
+                                       "triton_poi_fused_native_layer_norm_2"},
+                             {"corpus/max_pool3d_dilated", "triton_poi_fused_max_pool3d_with_indices_0"}}) {
+    SCOPED_TRACE(dir);
+    auto b = ir::load_bundle(std::string(KOPT_SOURCE_DIR) + "/" + dir);
+    const ir::Kernel* k = nullptr;
+    for (const ir::Kernel& c : b->graphs[0]->kernels)
+      if (c.name == kernel) k = &c;
+    ASSERT_TRUE(k);
+    std::string why;
+    auto s = agents::rewrites::tail_mask(k->source, k->name, &why);
+    ASSERT_TRUE(s) << why;
+    expect_g1_to_g3_pass(*b, *k, *s, 2);
   }
 }

@@ -11,6 +11,7 @@
 #include "agents/coder/rewrites/proven_masks.h"
 #include "agents/coder/rewrites/rewrites.h"
 #include "agents/coder/rewrites/row_tiles.h"
+#include "agents/coder/rewrites/tail_mask.h"
 #include "agents/coder/rewrites/transposed_tile.h"
 #include "agents/coder/rewrites/welford_chunks.h"
 #include "agents/coder/rewrites/x_order.h"
@@ -627,4 +628,32 @@ TEST(Rewrites, WelfordChunksReplaceThePerElementUpdate) {
                                             "    tmp99 = tmp2_mean * 2.0\n    tmp3, tmp4, tmp5 =");
   EXPECT_FALSE(agents::rewrites::welford_chunks(src, "k", &why));
   EXPECT_NE(why.find("used besides the update"), std::string::npos) << why;
+}
+
+TEST(Rewrites, TailMaskRunsEveryBlockButTheLastUnmasked) {
+  // corpus max_pool3d_dilated's pool: 1260 outputs, not a multiple of 16, so Inductor's mask differs lane by lane.
+  auto pool = corpus("max_pool3d_dilated");
+  const ir::Kernel& k = pool->graphs[0]->kernels.at(0);
+  std::string why;
+  auto s = agents::rewrites::tail_mask(k.source, k.name, &why);
+  ASSERT_TRUE(s) << why;
+  for (const char* line : {"    if xoffset + XBLOCK <= xnumel:\n        xmask = tl.full([XBLOCK], True, tl.int1)[:]\n",
+                           "    else:\n        xmask = xindex < xnumel\n"})
+    EXPECT_NE(s->find(line), std::string::npos) << line << *s;
+  // The body twice, each statement as written: the original's stores once under each branch.
+  size_t stores = 0;
+  for (size_t at = s->find("tl.store("); at != std::string::npos; at = s->find("tl.store(", at + 1)) ++stores;
+  size_t original = 0;
+  for (size_t at = k.source.find("tl.store("); at != std::string::npos; at = k.source.find("tl.store(", at + 1))
+    ++original;
+  EXPECT_EQ(stores, 2 * original);
+  EXPECT_TRUE(verify::run_g1(k, *s).passed);
+  // Declines: a multiple of 16 (vectors already), a reduction.
+  ir::Kernel even = k;
+  even.source.replace(even.source.find("xnumel = 1260"), 13, "xnumel = 1264");
+  EXPECT_FALSE(agents::rewrites::tail_mask(even.source, even.name, &why));
+  EXPECT_EQ(why, "tail mask: xnumel 1264 is a multiple of 16: its accesses are vectors already");
+  auto gn = corpus("group_norm");
+  const ir::Kernel& red = gn->graphs[0]->kernels.at(0);
+  EXPECT_FALSE(agents::rewrites::tail_mask(red.source, red.name, &why));
 }

@@ -13,6 +13,7 @@
 #include "agents/coder/rewrites/welford_chunks.h"
 #include "agents/coder/rewrites/proven_masks.h"
 #include "agents/coder/rewrites/row_tiles.h"
+#include "agents/coder/rewrites/tail_mask.h"
 #include "agents/coder/rewrites/transposed_tile.h"
 #include "agents/coder/rewrites/x_order.h"
 #include "artifact/ir.h"
@@ -284,6 +285,12 @@ std::vector<Candidate> welford_chunks_rewrite(const KernelProfile& k, std::strin
                      wc->source}});
 }
 
+std::vector<Candidate> tail_mask_rewrite(const KernelProfile& k, std::string* why) {
+  auto s = tail_mask(k.kernel->source, k.kernel->name, why);
+  if (!s) return {};
+  return pinned(k, {{"tail mask: every block but the last unmasked (whole-vector accesses)", *s}});
+}
+
 bool any_kernel(const ir::Kernel&) { return true; }
 bool pointwise_kernel(const ir::Kernel& k) { return k.kind == "pointwise"; }
 
@@ -307,6 +314,7 @@ const Rewrite kRewrites[] = {
     {"transposed_tile", true, pointwise_kernel, transposed_tile},
     {"proven_masks", false, pointwise_kernel, proven_masks_rewrite},
     {"row_tiles", false, pointwise_kernel, row_tiles},
+    {"tail_mask", false, pointwise_kernel, tail_mask_rewrite},
     {"masked_modulo", false, any_kernel, masked_modulo_rewrite},
     {"welford_chunks", false, any_kernel, welford_chunks_rewrite},
 };
