@@ -3,6 +3,7 @@ for the same seed, within the recorded ranges, laid out like the recorded views,
 
 import torch
 
+from kernelopt.worker.measure import launches
 from kernelopt.worker.measure.launches import LaunchRecord
 
 
@@ -203,3 +204,16 @@ def test_an_unknown_kind_is_an_error_naming_the_kinds():
 
     with pytest.raises(ValueError, match="symmetric"):
         positive_record().synthesized_args(0, "uniform", "k")
+
+
+def test_a_seeds_reservation_counts_its_draws_slice_temporaries_on_a_gpu(monkeypatch):
+    """The statistics' float64 slice and its mask (9 bytes an element) of the largest argument, at most one slice
+    of it: a 16M-element slice put 60-160 MB above what a seed of a 186 MB problem reserved (2.9x its peak)."""
+    from kernelopt.worker.measure import memory
+    args = [torch.empty(1000), torch.empty(10, dtype=torch.bfloat16), 3]
+    assert launches.draw_transient_bytes(args) == 0  # CPU mode: left to the budget's check
+    monkeypatch.setattr(memory, "on_gpu", lambda: True)
+    assert launches.draw_transient_bytes(args) == 1000 * 9
+    monkeypatch.setattr(launches, "_CHUNK", 100)
+    assert launches.draw_transient_bytes(args) == 100 * 9
+    assert launches.draw_transient_bytes([5]) == 0

@@ -212,10 +212,24 @@ def _on_device(a) -> bool:
     return isinstance(a, torch.Tensor) and a.is_cuda
 
 
-# Elements per slice where a whole-tensor temporary would be large: a float64 slice of 128 MiB (the
-# statistics' second pass), a float32 draw of 64 MiB; 64M-element slices put 1 GB of temporaries
-# beside problems of a few hundred MB.
-_CHUNK = 1 << 24
+# Elements per slice where a whole-tensor temporary would be large: a float64 slice of 32 MiB (the
+# statistics' second pass), a float32 draw of 16 MiB. 64M-element slices put 1 GB of temporaries
+# beside problems of a few hundred MB; 16M-element ones 60-160 MB above what a seed reserved, a third of
+# the job's peak for problems of 100-300 MB (the 186 MB average pool of benchmarks/RESULTS.md, session 33:
+# 536 MB at its first seed, 2.9x torch.compile's peak).
+_CHUNK = 1 << 22
+
+
+def draw_transient_bytes(args) -> int:
+    """What drawing a seed's inputs for `args` allocates beside them, at most: a slice of the largest
+    argument's statistics (a float64 copy and its finite mask) or of its draw's temporaries, whichever is
+    more (9 bytes an element of a slice). The seed's reservation counts it on a GPU, so held state moves
+    off for it too; in CPU mode (no soft target, tensors of a few MB) it is left to the budget's check."""
+    if not memory.on_gpu():
+        return 0
+    largest = max((a.untyped_storage().nbytes() // a.element_size() for a in args if isinstance(a, torch.Tensor)),
+                  default=0)
+    return min(largest, _CHUNK) * 9
 
 
 def _chunks(flat: torch.Tensor, size: int = 0):

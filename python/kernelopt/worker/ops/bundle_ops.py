@@ -18,7 +18,8 @@ from ..bundle_state import (BundleState, baseline_self, candidate_launcher, get_
                             run_bytes, run_model, stitched_modules)
 from ..measure import compare as cmp
 from ..measure import memory
-from ..measure.launches import LaunchRecord, chosen_config, kernel_decls, record_launches, snapshot
+from ..measure.launches import (LaunchRecord, chosen_config, draw_transient_bytes, kernel_decls, record_launches,
+                                snapshot)
 from ..measure.poison import FILLS, poison_args
 from ..protocol import is_fatal, op, root_cause
 from ..runtime.compile_check import compile_for_launch
@@ -263,7 +264,7 @@ def run_kernel(req: dict) -> dict:
         # The record stays only while synthesis still reads it (its statistics, taken once): after that
         # it may go to the host like anything else held (the record, a seed's inputs and the runs'
         # copies together passed three times torch.compile's peak).
-        memory.reserve(memory.storage_bytes(rec.args), f"G2 (inputs for seed {seed})",
+        memory.reserve(memory.storage_bytes(rec.args) + draw_transient_bytes(rec.args), f"G2 (inputs for seed {seed})",
                        keep=() if rec.has_stats() else (rec,))
     kind = req.get("inputs", "matched")  # how a seed's values are drawn (launches.INPUT_KINDS, docs/gates.md)
     if seed is None and kind != "matched":

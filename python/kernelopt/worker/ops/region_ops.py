@@ -21,7 +21,7 @@ import torch
 from ..bundle_state import BundleState, get_bundle, stitched_modules
 from ..measure import compare as cmp
 from ..measure import memory
-from ..measure.launches import snapshot
+from ..measure.launches import draw_transient_bytes, snapshot
 from ..measure.poison import FILLS, poison
 from ..protocol import op
 from .bundle_ops import run_baseline
@@ -50,6 +50,15 @@ def _inputs(state: BundleState, req: dict) -> dict[str, Any]:
     seed, kind = req.get("seed"), req.get("inputs", "matched")
     graph = req.get("graph", 0)
     keep = _bound_records(state, req)
+    if seed is not None:
+        # A seed's draw needs only each record's layout and statistics (taken once, from the record on the
+        # device): the records that have them may stay on or move to the host; the draws and their slices'
+        # temporaries come first in the plan.
+        keep = tuple(rec for rec in keep if not rec.has_stats())
+        records = _bound_records(state, req)
+        drawn_bytes = sum(memory.storage_bytes(rec.args) for rec in records)
+        transient = max((draw_transient_bytes(rec.args) for rec in records), default=0)
+        memory.reserve(drawn_bytes + transient, f"G2 of a region (inputs for seed {seed})", keep=keep)
     for rec in keep:  # all back first: one brought back must not send another away
         rec.use("G2 of a region (the launches' recorded arguments)", keep=keep)
     drawn: dict = {}
