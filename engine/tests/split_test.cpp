@@ -321,6 +321,20 @@ TEST(SegmentSplit, TheCooperativeFormIsOneLaunchAfterItsFlagsAreZeroed) {
   std::string module = stitch::stitch(p.art(), {}, {}, {e});
   verify::RegionG1 g1 = verify::check_region(p.art(), p.facts, module);
   EXPECT_TRUE(g1.g1.passed) << failing(g1);
+  // Segments the cap on segments lengthens past twice the aim (2 KiB here: 96 rows of 64 bf16 columns, 12 KiB) come
+  // after the two-launch split's candidates.
+  agents::fusion::SplitOptions tight;
+  tight.coop_min_bytes = 0;
+  tight.coop_segment_bytes = 2 << 10;
+  auto ordered = agents::fusion::segment_split(p.art(), *p.art().entry_function(), 0, &why, tight);
+  // (Tiles of 32 columns keep their R0_BLOCK's 64 rows, 4 KiB: within twice the aim, first.)
+  ASSERT_GE(ordered.size(), 3u);
+  EXPECT_NE(ordered.front().first.find("one launch: 64 rows of 9000 in 141 segments of 64"), std::string::npos)
+      << ordered.front().first;
+  EXPECT_NE(ordered.back().first.find("one launch: 64 rows of 9000 in 94 segments of 96"), std::string::npos)
+      << ordered.back().first;
+  for (size_t i = 1; i + 1 < ordered.size(); ++i)
+    EXPECT_FALSE(ordered[i].second.kernel.ends_with("_coop")) << ordered[i].first;
   // Small tensors: L2 serves the second read already; only the two-launch split is proposed.
   std::string w;
   auto small = agents::fusion::segment_split(p.art(), *p.art().entry_function(), 0, &w);

@@ -115,7 +115,8 @@ constexpr int64_t kSpin = 1 << 14;
 // Tensors below SplitOptions::coop_min_bytes a pass (256 MiB) are within a few L2s (50-60 MiB on
 // Hopper): the second read finds much of them already.
 std::vector<std::pair<std::string, stitch::RegionEdit>> cooperative(const SplitLaunch& T, const Loops& L, size_t li,
-                                                                    const SplitOptions& o, std::string* why) {
+                                                                    const SplitOptions& o, std::string* why,
+                                                                    std::vector<std::pair<std::string, stitch::RegionEdit>>* late) {
   std::vector<std::pair<std::string, stitch::RegionEdit>> out;
   if (L.loop2.empty()) return *why = "no second loop reads the row again", out;
   int64_t width = 1;
@@ -172,14 +173,16 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> cooperative(const SplitL
     e.scratch = {{T.scratch, fmt::format("{} = {}(({}, ), (1, ), torch.float32)", T.scratch, T.alloc,
                                          static_cast<int64_t>(ncomp) * L.rows * nseg)},
                  {flags, fmt::format("{} = {}(({}, ), (1, ), torch.int32)", flags, T.alloc, nflags)}};
-    out.emplace_back(fmt::format("one launch: {} rows of {} in {} segments of {} ({} programs{}, {}): each program's "
+    // Segments the partials' cap made longer than twice the aim hold more than L2 keeps for the second loop.
+    const bool fits = t.xblock * seg * width <= 2 * o.coop_segment_bytes;
+    (fits || !late ? out : *late).emplace_back(fmt::format("one launch: {} rows of {} in {} segments of {} ({} programs{}, {}): each program's "
                                  "statistics, its tile's partials, then its segment again from L2, {}",
                                  L.rows, L.cols, nseg, seg, tiles * nseg,
                                  t.xblock > 1 ? fmt::format(", tiles of {} rows", t.xblock) : ", a row each",
                                  walk_words(w), ir::describe_config(cfg)),
                      std::move(e));
   }
-  if (out.empty()) *why = "no tile fits the rows";
+  if (out.empty() && (!late || late->empty())) *why = "no tile fits the rows";
   return out;
 }
 

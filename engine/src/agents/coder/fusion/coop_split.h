@@ -17,8 +17,11 @@
 namespace kopt::agents::fusion {
 
 // Candidates replacing launch `li` (read as `T` and `L`), or none with the reason in *why: tensors below
-// `o.coop_min_bytes` a pass, kernels without a second loop, tiles that do not fit the rows.
-std::vector<std::pair<std::string, stitch::RegionEdit>> cooperative(const SplitLaunch& T, const Loops& L, size_t li,
-                                                                    const SplitOptions& o, std::string* why);
+// `o.coop_min_bytes` a pass, kernels without a second loop, tiles that do not fit the rows. With `late`,
+// the candidates whose segments the cap on segments made more than twice `o.coop_segment_bytes` go there
+// instead (the search tries them after the two-launch split: they keep less in L2).
+std::vector<std::pair<std::string, stitch::RegionEdit>> cooperative(
+    const SplitLaunch& T, const Loops& L, size_t li, const SplitOptions& o, std::string* why,
+    std::vector<std::pair<std::string, stitch::RegionEdit>>* late = nullptr);
 
 }  // namespace kopt::agents::fusion

@@ -98,9 +98,11 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
   const int64_t sms = T.sms;
   if (arg_of(*T.launch, "r0_numel") != std::to_string(L.cols)) return no("the launch's row length is not the body's");
   std::string coop_why;
-  Out coop = cooperative(T, L, li, options, &coop_why);
+  Out late;  // one-launch candidates whose segments hold more than L2 keeps: tried after the two-launch split
+  Out coop = cooperative(T, L, li, options, &coop_why, &late);
   // The two-launch split's declines keep the one-launch candidates, and say why neither was made.
   auto no_split = [&](std::string w) {
+    for (auto& c : late) coop.push_back(std::move(c));
     if (!coop.empty()) return coop;
     return no(fmt::format("{}; in one launch: {}", w, coop_why));
   };
@@ -180,6 +182,7 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
     out.emplace_back(std::move(description), std::move(e));
   }
   if (out.empty()) return no_split("a row too short for two segments");
+  for (auto& c : late) out.push_back(std::move(c));
   return out;
 }
 
