@@ -369,7 +369,7 @@ TEST(CascadeWorker, TailMaskedKernelsPassTheCascadeOnCapturedBundles) {
       if (c.name == kernel) k = &c;
     ASSERT_TRUE(k);
     std::string why;
-    auto s = agents::rewrites::tail_mask(k->source, k->name, &why);
+    auto s = agents::rewrites::tail_mask(*k, &why);
     ASSERT_TRUE(s) << why;
     expect_g1_to_g3_pass(*b, *k, *s, 2);
   }

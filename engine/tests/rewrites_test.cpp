@@ -635,7 +635,7 @@ TEST(Rewrites, TailMaskRunsEveryBlockButTheLastUnmasked) {
   auto pool = corpus("max_pool3d_dilated");
   const ir::Kernel& k = pool->graphs[0]->kernels.at(0);
   std::string why;
-  auto s = agents::rewrites::tail_mask(k.source, k.name, &why);
+  auto s = agents::rewrites::tail_mask(k, &why);
   ASSERT_TRUE(s) << why;
   for (const char* line : {"    if xoffset + XBLOCK <= xnumel:\n        xmask = tl.full([XBLOCK], True, tl.int1)[:]\n",
                            "    else:\n        xmask = xindex < xnumel\n"})
@@ -651,9 +651,10 @@ TEST(Rewrites, TailMaskRunsEveryBlockButTheLastUnmasked) {
   // Declines: a multiple of 16 (vectors already), a reduction.
   ir::Kernel even = k;
   even.source.replace(even.source.find("xnumel = 1260"), 13, "xnumel = 1264");
-  EXPECT_FALSE(agents::rewrites::tail_mask(even.source, even.name, &why));
+  EXPECT_FALSE(agents::rewrites::tail_mask(even, &why));
   EXPECT_EQ(why, "tail mask: xnumel 1264 is a multiple of 16: its accesses are vectors already");
   auto gn = corpus("group_norm");
   const ir::Kernel& red = gn->graphs[0]->kernels.at(0);
-  EXPECT_FALSE(agents::rewrites::tail_mask(red.source, red.name, &why));
+  EXPECT_FALSE(agents::rewrites::tail_mask(red, &why));
+  EXPECT_EQ(why, "tail mask: not a pointwise kernel");
 }

@@ -91,15 +91,6 @@ uint64_t written_bytes(const std::vector<std::string>& sizes, const std::vector<
   return tensor_bytes(t);
 }
 
-// Triton's pointer type ("*fp32", "*bf16") as a torch dtype name.
-std::string pointee_dtype(const std::string& ptr) {
-  static const std::map<std::string, std::string> names = {
-      {"*fp64", "float64"}, {"*fp32", "float32"}, {"*fp16", "float16"}, {"*bf16", "bfloat16"}, {"*i64", "int64"},
-      {"*i32", "int32"},   {"*i16", "int16"},     {"*i8", "int8"},       {"*u8", "uint8"},      {"*i1", "bool"}};
-  auto it = names.find(ptr);
-  return it == names.end() ? "" : it->second;
-}
-
 // What a launch reads and writes, as storages: a pointer parameter the kernel stores through is
 // written; one it does not only store to (pointer_writes' `pure`) is read — an in-place buffer both.
 struct Access {

@@ -20,6 +20,14 @@ size_t dtype_size(const std::string& dtype) {
   return it == sizes.end() ? 0 : it->second;
 }
 
+std::string pointee_dtype(const std::string& ptr) {
+  static const std::map<std::string, std::string> names = {
+      {"*fp64", "float64"}, {"*fp32", "float32"}, {"*fp16", "float16"}, {"*bf16", "bfloat16"}, {"*i64", "int64"},
+      {"*i32", "int32"},   {"*i16", "int16"},     {"*i8", "int8"},       {"*u8", "uint8"},      {"*i1", "bool"}};
+  auto it = names.find(ptr);
+  return it == names.end() ? "" : it->second;
+}
+
 uint64_t tensor_bytes(const json& arg) {
   if (!arg.contains("shape")) return 0;
   uint64_t numel = 1, span = 1;

@@ -56,4 +56,7 @@ std::optional<uint64_t> gemm_flops(const nlohmann::json& args, const std::vector
 // Element size of a worker dtype name ("float32", "bfloat16", "int64", ...); 0 if unknown.
 size_t dtype_size(const std::string& dtype);
 
+// Triton's pointer type ("*fp32", "*bf16") as a worker dtype name; "" if unknown.
+std::string pointee_dtype(const std::string& ptr);
+
 }  // namespace kopt::profile

@@ -49,13 +49,12 @@ def _inputs(state: BundleState, req: dict) -> dict[str, Any]:
     """Each bound name's tensor: the recorded argument, or a seed's draw from that record."""
     seed, kind = req.get("seed"), req.get("inputs", "matched")
     graph = req.get("graph", 0)
-    keep = _bound_records(state, req)
+    records = keep = _bound_records(state, req)
     if seed is not None:
         # A seed's draw needs only each record's layout and statistics (taken once, from the record on the
         # device): the records that have them may stay on or move to the host; the draws and their slices'
         # temporaries come first in the plan.
-        keep = tuple(rec for rec in keep if not rec.has_stats())
-        records = _bound_records(state, req)
+        keep = tuple(rec for rec in records if not rec.has_stats())
         drawn_bytes = sum(memory.storage_bytes(rec.args) for rec in records)
         transient = max((draw_transient_bytes(rec.args) for rec in records), default=0)
         memory.reserve(drawn_bytes + transient, f"G2 of a region (inputs for seed {seed})", keep=keep)

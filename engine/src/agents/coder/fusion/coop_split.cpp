@@ -10,6 +10,7 @@
 #include "agents/coder/fusion/declaration.h"
 #include "agents/coder/fusion/pair.h"
 #include "artifact/pin_config.h"
+#include "profile/roofline.h"
 
 namespace kopt::agents::fusion {
 
@@ -54,17 +55,17 @@ std::string coop_body(const Loops& L, const Plan& p, int64_t spin) {
   b += stats("sseg", 0, false);
   b += "    tl.debug_barrier()\n";
   b += "    tl.atomic_xchg(flags + (kopt_tile * NSEG + sseg), 2, sem='release')\n";
-  b += "    kopt_sidx = tl.arange(0, SB)\n";
-  b += "    kopt_flag = tl.atomic_add(flags + (kopt_tile * NSEG + kopt_sidx), 0, mask=kopt_sidx < NSEG, sem='acquire')\n";
-  b += "    kopt_done = tl.sum(((kopt_flag == 2) & (kopt_sidx < NSEG)).to(tl.int32))\n";
-  b += "    kopt_started = tl.sum(((kopt_flag == 1) & (kopt_sidx < NSEG)).to(tl.int32))\n";
+  // One poll of the tile's flags: how many peers published (2) and how many only started (1).
+  auto poll = [](const std::string& pad) {
+    return pad + "kopt_flag = tl.atomic_add(flags + (kopt_tile * NSEG + kopt_sidx), 0, mask=kopt_sidx < NSEG, "
+                 "sem='acquire')\n" +
+           pad + "kopt_done = tl.sum(((kopt_flag == 2) & (kopt_sidx < NSEG)).to(tl.int32))\n" + pad +
+           "kopt_started = tl.sum(((kopt_flag == 1) & (kopt_sidx < NSEG)).to(tl.int32))\n";
+  };
+  b += "    kopt_sidx = tl.arange(0, SB)\n" + poll("    ");
   b += "    kopt_spins = tl.full([], 0, tl.int32)\n";
   b += "    while (kopt_done < NSEG) & (kopt_done + kopt_started == NSEG) & (kopt_spins < SPIN):\n";
-  b += "        kopt_flag = tl.atomic_add(flags + (kopt_tile * NSEG + kopt_sidx), 0, mask=kopt_sidx < NSEG, "
-       "sem='acquire')\n";
-  b += "        kopt_done = tl.sum(((kopt_flag == 2) & (kopt_sidx < NSEG)).to(tl.int32))\n";
-  b += "        kopt_started = tl.sum(((kopt_flag == 1) & (kopt_sidx < NSEG)).to(tl.int32))\n";
-  b += "        kopt_spins += 1\n";
+  b += poll("        ") + "        kopt_spins += 1\n";
   b += "    if kopt_done < NSEG:\n";
   b += "        for kopt_seg in range(0, NSEG):\n";
   b += "            if tl.atomic_add(flags + (kopt_tile * NSEG + kopt_seg), 0, sem='acquire') != 2:\n";
@@ -92,35 +93,29 @@ std::string coop_body(const Loops& L, const Plan& p, int64_t spin) {
   return b;
 }
 
-
-// What a pointer parameter's elements take (`*bf16`: 2 bytes); 4 for what it does not name.
-int64_t element_bytes(const std::string& dtype) {
-  if (dtype == "*fp64" || dtype == "*i64") return 8;
-  if (dtype == "*bf16" || dtype == "*fp16" || dtype == "*i16") return 2;
-  if (dtype == "*i8" || dtype == "*u8" || dtype == "*i1") return 1;
-  return 4;
-}
-
-// The cooperative form (coop_body) for kernels whose second loop reads the row again: a tensor of
-// several L2s read twice by Inductor's kernel (a row or a tile of columns a program) reaches HBM twice,
-// since every program holds a whole row of tiles between its two reads. Segments of about
-// SplitOptions::coop_segment_bytes a program keep what the resident programs read (132 SMs x a few
-// programs x 64 KiB) within L2 until their second loop reads it again.
 // Polls of the flags before a program computes its missing peers' partials itself: a bound, not a
 // schedule; peers that started publish within microseconds.
 constexpr int64_t kSpin = 1 << 14;
 
 }  // namespace
 
-// Tensors below SplitOptions::coop_min_bytes a pass (256 MiB) are within a few L2s (50-60 MiB on
-// Hopper): the second read finds much of them already.
+// The cooperative form (coop_body) for kernels whose second loop reads the row again: a tensor of
+// several L2s read twice by Inductor's kernel (a row or a tile of columns a program) reaches HBM twice,
+// since every program holds a whole row of tiles between its two reads. Segments of about
+// SplitOptions::coop_segment_bytes a program keep what the resident programs read (132 SMs x a few
+// programs x 64 KiB) within L2 until their second loop reads it again. Tensors below
+// SplitOptions::coop_min_bytes a pass (256 MiB) are within a few L2s (50-60 MiB on Hopper): the second
+// read finds much of them already.
 std::vector<std::pair<std::string, stitch::RegionEdit>> cooperative(const SplitLaunch& T, const Loops& L, size_t li,
                                                                     const SplitOptions& o, std::string* why,
                                                                     std::vector<std::pair<std::string, stitch::RegionEdit>>* late) {
   std::vector<std::pair<std::string, stitch::RegionEdit>> out;
   if (L.loop2.empty()) return *why = "no second loop reads the row again", out;
   int64_t width = 1;
-  for (const DeclParam& p : T.params) width = std::max(width, element_bytes(p.type));
+  for (const DeclParam& p : T.params) {  // a type it does not name counts as 4 bytes
+    size_t bytes = profile::dtype_size(profile::pointee_dtype(p.type));
+    width = std::max<int64_t>(width, bytes ? bytes : 4);
+  }
   if (L.rows * L.cols * width < o.coop_min_bytes)
     return *why = fmt::format("{} rows of {} are within a few L2s", L.rows, L.cols), out;
   const Walk w1 = walk(L.loop1), w2 = walk(L.loop2);

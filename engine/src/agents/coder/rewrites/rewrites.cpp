@@ -286,7 +286,7 @@ std::vector<Candidate> welford_chunks_rewrite(const KernelProfile& k, std::strin
 }
 
 std::vector<Candidate> tail_mask_rewrite(const KernelProfile& k, std::string* why) {
-  auto s = tail_mask(k.kernel->source, k.kernel->name, why);
+  auto s = tail_mask(*k.kernel, why);
   if (!s) return {};
   return pinned(k, {{"tail mask: every block but the last unmasked (whole-vector accesses)", *s}});
 }

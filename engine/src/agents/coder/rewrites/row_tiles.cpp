@@ -28,25 +28,6 @@ std::set<std::string> names_in(const py::Node* e) {
   return out;
 }
 
-// Adds 4 spaces to every line of `text` from byte `from` to the end of the entry (the first later
-// line indented at or left of `def_col`): the statements after the loop header become its body.
-std::string indent_from(const std::string& text, size_t from, size_t def_col) {
-  std::string out = text.substr(0, from);
-  size_t pos = from;
-  bool body = true;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    end = end == std::string::npos ? text.size() : end + 1;
-    std::string line = text.substr(pos, end - pos);
-    size_t lead = line.find_first_not_of(' ');
-    bool blank = lead == std::string::npos || line[lead] == '\n';
-    if (!blank && lead <= def_col) body = false;
-    out += (body && !blank ? "    " : "") + line;
-    pos = end;
-  }
-  return out;
-}
-
 }  // namespace
 
 std::vector<Candidate> row_tiles(const KernelProfile& k, std::string* why) {

@@ -9,16 +9,15 @@ namespace kopt::agents::rewrites {
 
 using namespace detail;
 
-std::optional<std::string> tail_mask(const std::string& source, const std::string& name, std::string* why) {
+std::optional<std::string> tail_mask(const ir::Kernel& k, std::string* why) {
   auto no = [&](const std::string& reason) -> std::optional<std::string> {
     say(why, "tail mask: " + reason);
     return std::nullopt;
   };
-  auto ks = parse(source, name, why);
-  if (!ks) return std::nullopt;
-  const py::Node* entry = ks->entry;
-  const std::string body = text_of(source, entry);
-  if (count_words(body, "yindex") || count_words(body, "YBLOCK")) return no("the kernel is tiled already");
+  auto pw = untiled_pointwise(k, "tail mask", why);
+  if (!pw) return std::nullopt;
+  const std::string& source = k.source;
+  const py::Node* entry = pw->entry;
   auto x = x_index_1d(source, entry, "tail mask", why);
   if (!x) return std::nullopt;
   if (x->mask_is_full) return no("the kernel is unmasked");
@@ -28,30 +27,18 @@ std::optional<std::string> tail_mask(const std::string& source, const std::strin
   if (stmts.size() < 4 || text_of(source, stmts[1]) != "xoffset = tl.program_id(0) * XBLOCK" ||
       stmts[2] != x->index_stmt || stmts[3] != x->mask_stmt)
     return no("not Inductor's order (xnumel, the offset, the index, the mask, then the body)");
-  if (count_words(body, "xoffset") != 2) return no("the x offset is used beyond the index");
+  if (count_words(pw->body, "xoffset") != 2) return no("the x offset is used beyond the index");
   // Every statement after the mask, twice: indented under each branch.
   const size_t from = x->mask_stmt->begin.offset, end = stmts.back()->end.offset;
   const std::string ind(x->mask_stmt->begin.col, ' ');
-  std::string rest = source.substr(x->mask_stmt->end.offset, end - x->mask_stmt->end.offset);
-  auto indented = [&](const std::string& text) {
-    std::string out;
-    size_t pos = 0;
-    while (pos < text.size()) {
-      size_t nl = text.find('\n', pos);
-      size_t stop = nl == std::string::npos ? text.size() : nl + 1;
-      std::string line = text.substr(pos, stop - pos);
-      bool blank = line.find_first_not_of(" \n") == std::string::npos;
-      out += (blank ? "" : "    ") + line;
-      pos = stop;
-    }
-    return out;
-  };
+  const std::string rest =
+      indent_from(source.substr(x->mask_stmt->end.offset, end - x->mask_stmt->end.offset), 0, entry->begin.col);
   std::string full = fmt::format("xmask = tl.full([XBLOCK], True, tl.int1){}", x->suffix);
   std::string mask = text_of(source, x->mask_stmt);
-  std::string edit = fmt::format("if xoffset + XBLOCK <= xnumel:\n{0}    {1}{2}\n{0}else:\n{0}    {3}{4}", ind, full,
-                                 indented(rest), mask, indented(rest));
+  std::string edit =
+      fmt::format("if xoffset + XBLOCK <= xnumel:\n{0}    {1}{2}\n{0}else:\n{0}    {3}{2}", ind, full, rest, mask);
   std::string out = source.substr(0, from) + edit + source.substr(end);
-  if (!parse(out, name, why)) return no("the rewritten kernel does not parse");
+  if (!parse(out, k.name, why)) return no("the rewritten kernel does not parse");
   return out;
 }
 

@@ -11,10 +11,12 @@
 #include <optional>
 #include <string>
 
+#include "artifact/ir.h"
+
 namespace kopt::agents::rewrites {
 
 // The rewritten source; nothing, with the reason in `why`, when the kernel is not Inductor's static 1-D
 // pointwise form with a masked x index, or xnumel is a multiple of 16 (the accesses are vectors already).
-std::optional<std::string> tail_mask(const std::string& source, const std::string& name, std::string* why);
+std::optional<std::string> tail_mask(const ir::Kernel& k, std::string* why);
 
 }  // namespace kopt::agents::rewrites

@@ -84,4 +84,21 @@ std::optional<XIndex> x_index_1d(const std::string& source, const py::Node* entr
   return x;
 }
 
+std::string indent_from(const std::string& text, size_t from, size_t def_col) {
+  std::string out = text.substr(0, from);
+  size_t pos = from;
+  bool body = true;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    end = end == std::string::npos ? text.size() : end + 1;
+    std::string line = text.substr(pos, end - pos);
+    size_t lead = line.find_first_not_of(' ');
+    bool blank = lead == std::string::npos || line[lead] == '\n';
+    if (!blank && lead <= def_col) body = false;
+    out += (body && !blank ? "    " : "") + line;
+    pos = end;
+  }
+  return out;
+}
+
 }  // namespace kopt::agents::rewrites::detail

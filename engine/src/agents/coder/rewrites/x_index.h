@@ -50,6 +50,11 @@ struct UntiledPointwise {
 };
 std::optional<UntiledPointwise> untiled_pointwise(const ir::Kernel& k, const std::string& what, std::string* why);
 
+// `text` with 4 spaces added to every line from byte `from` to the end of the entry (the first later
+// line indented at or left of `def_col`): the statements after a new header (a loop, an `if`) become
+// its body. Blank lines stay as they are.
+std::string indent_from(const std::string& text, size_t from, size_t def_col);
+
 // How many times `word` stands as a whole word in `text`.
 size_t count_words(const std::string& text, const std::string& word);
 
