@@ -82,14 +82,10 @@ std::string coop_body(const Loops& L, const Plan& p, int64_t spin) {
                      "cache_modifier='.cg')\n",
                      acc->name, acc->component * rn, acc->neutral);
   }
-  auto once = [](const Line& l) {
-    if (l.text.rfind("tl.store(", 0) != 0) return indented(l);
-    return std::string(l.indent, ' ') + guarded_store(l.text, "sseg == 0") + "\n";
-  };
-  for (const Line& l : L.mid) b += once(l);
+  for (const Line& l : L.mid) b += stored_once(l);
   b += "    for r0_offset in tl.range(sseg * SEG, tl.minimum(sseg * SEG + SEG, r0_numel), R0_BLOCK):\n";
   for (const Line& l : L.loop2) b += indented(l);
-  for (const Line& l : L.tail) b += once(l);
+  for (const Line& l : L.tail) b += stored_once(l);
   return b;
 }
 

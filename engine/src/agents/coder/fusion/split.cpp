@@ -67,14 +67,10 @@ std::pair<std::string, std::string> bodies(const Loops& L, const Plan& p) {
       b += fmt::format("    {} = tl.load(partials + ({} + xindex * NSEG + sidx), xmask & (sidx < NSEG), other={})\n",
                        acc->name, acc->component * rn, acc->neutral);
   }
-  auto once = [](const Line& l) {
-    if (l.text.rfind("tl.store(", 0) != 0) return indented(l);
-    return std::string(l.indent, ' ') + guarded_store(l.text, "sseg == 0") + "\n";
-  };
-  for (const Line& l : L.mid) b += once(l);
+  for (const Line& l : L.mid) b += stored_once(l);
   if (!L.loop2.empty()) b += range;
   for (const Line& l : L.loop2) b += indented(l);
-  for (const Line& l : L.tail) b += once(l);
+  for (const Line& l : L.tail) b += stored_once(l);
   return {a, b};
 }
 

@@ -156,4 +156,9 @@ const char* walk_words(Walk w) {
   return w == Walk::along ? "along memory" : w == Walk::across ? "across memory" : "read along and written across";
 }
 
+std::string stored_once(const Line& l) {
+  if (l.text.rfind("tl.store(", 0) != 0) return indented(l);
+  return std::string(l.indent, ' ') + guarded_store(l.text, "sseg == 0") + "\n";
+}
+
 }  // namespace kopt::agents::fusion

@@ -53,6 +53,10 @@ bool mentions(const std::string& text, const std::string& name);
 // `tl.store(ptr, value, mask)` stored only where `guard` holds as well.
 std::string guarded_store(const std::string& text, const std::string& guard);
 
+// A statement of what lies between or after the loops, as a line of the apply part: a store (of a value
+// the original stores once a row) by segment 0 alone, anything else as written.
+std::string stored_once(const Line& l);
+
 struct Plan {
   int64_t nseg, seg;
 };
