@@ -143,6 +143,8 @@ int main(int argc, char** argv) {
   add_device(*cd, ca.device, "cuda | cpu (the worker that records the kernels' launches)");
   add_one_gpu(*cd, ca.gpu);
   kopt::cli::add_number(*cd, "--timeout", ca.timeout_s, "seconds one worker request may take", Least::one);
+  cd->add_flag("--regions", ca.regions_only, "only the region candidates (fusions, splits), each a whole module; "
+                                            "starts no worker, so bundles of any size dump in seconds");
   cd->add_flag("--quiet,-q", ca.quiet, "no progress lines on stderr");
 
   kopt::pipeline::BenchOptions be;

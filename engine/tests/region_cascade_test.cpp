@@ -194,3 +194,25 @@ TEST(RegionCascadeWorker, ATiledConsumerOfTheScanAndItsInputFoldsAndAWrongSecond
   EXPECT_EQ(bad.cascade.gates[1].status, verify::GateStatus::failed);
   EXPECT_EQ(bad.cascade.gates[1].evidence["mismatched_outputs"][0]["name"], "buf1");
 }
+
+// The screen before a region cascade (search/regions.cpp on a GPU): a candidate failing G1 is never run; an
+// honest one passes G1 and, in CPU mode, gets no timings (the cascade then decides, untimed).
+TEST(RegionCascadeWorker, TheScreenRunsNothingThatFailsG1AndTimesNothingInCpuMode) {
+  auto b = bundle("reverse_cumsum");
+  worker::Supervisor sup(cpu_worker());
+  verify::CascadeOptions o;
+  o.timeout = std::chrono::seconds(300);
+  size_t hostile = 0;
+  for (const Hostile& h : hostile_files()) {
+    if (h.gate != "G1" || h.bundle != "reverse_cumsum") continue;
+    SCOPED_TRACE(h.file);
+    ++hostile;
+    verify::RegionScreen s = verify::screen_region(sup, *b, 0, facts_of(*b, h.region), h.module, o, 5);
+    EXPECT_EQ(s.g1.status, verify::GateStatus::failed);
+    EXPECT_FALSE(s.baseline_ms || s.candidate_ms);
+  }
+  EXPECT_GE(hostile, 1u);
+  verify::RegionScreen ok = verify::screen_region(sup, *b, 0, facts_of(*b, 0), honest_module(*b), o, 5);
+  EXPECT_EQ(ok.g1.status, verify::GateStatus::passed);
+  EXPECT_FALSE(ok.baseline_ms || ok.candidate_ms);
+}

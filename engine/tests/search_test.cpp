@@ -288,40 +288,55 @@ TEST(SearchGpuPath, SlowCompilesAreNotScreenedWhenTheBudgetLeftIsOneCascade) {
 namespace kopt {
 namespace {
 
-// The row merge of corpus/group_norm twice, one copy timed at 0.9 of the baseline and one at 0.6.
-struct TwoTimedFusions : agents::Coder {
+// The row merge of corpus/group_norm three times: timed at 0.9 of the baseline, at 0.6, and at 1.2 (slower).
+struct TimedFusions : agents::Coder {
   std::vector<agents::Candidate> propose(const agents::KernelProfile&, const agents::Plan&) override { return {}; }
   agents::fusion::RegionPlan propose_region(const agents::RegionUnit& u) override {
     agents::fusion::RegionPlan plan = agents::fusion::plan_region(*u.art, *u.f, *u.region, u.winners);
-    agents::fusion::RegionCandidate slow = plan.candidates.at(0), fast = slow;
+    agents::fusion::RegionCandidate slow = plan.candidates.at(0), fast = slow, slower = slow;
     slow.id = "r1", slow.edit.source += "# fake-ratio: 0.9\n";
     fast.id = "r2", fast.edit.source += "# fake-ratio: 0.6\n";
-    plan.candidates = {slow, fast};
+    slower.id = "r3", slower.edit.source += "# fake-ratio: 1.2\n";
+    plan.candidates = {slow, slower, fast};
     return plan;
   }
 };
 
 }  // namespace
 
-TEST(SearchRegions, OnAGpuEveryCandidateIsTimedAndTheOneSavingMostIsTaken) {
+TEST(SearchRegions, OnAGpuEveryCandidateIsScreenedTheFastestCascadedFirstAndTheOneSavingMostIsTaken) {
   TimedWorker w("regions", 0);
   auto b = testing::corpus("group_norm");
-  TwoTimedFusions coder;
+  TimedFusions coder;
   std::vector<search::KernelOutcome> outcomes;
   search::Cache cache{*w.db, {}};
   search::SearchOptions o = gpu_options(600s);
   auto rs = search::search_regions(*w.sup, *b, coder, outcomes, o, cache, [](const std::string&) {});
   ASSERT_EQ(rs.size(), 1u);
   const search::RegionOutcome& r = rs[0];
-  ASSERT_EQ(r.tried.size(), 2u);  // the first accepted did not end the search: it was timed
-  for (const search::RegionTried& t : r.tried) {
-    EXPECT_TRUE(t.result.cascade.accepted) << results::cascade_json(t.result.cascade).dump(2);
-    EXPECT_TRUE(t.result.cascade.performance_measured);
+  ASSERT_EQ(r.tried.size(), 3u);
+  // The slower one stops at its screen (G1 alone), before the others' cascades.
+  EXPECT_EQ(r.tried[0].candidate.id, "r3");
+  EXPECT_TRUE(r.tried[0].screened_out());
+  EXPECT_NEAR(r.tried[0].screen_ratio.value_or(0), 1 / 1.2, 1e-6);
+  ASSERT_EQ(r.tried[0].result.cascade.gates.size(), 1u);
+  EXPECT_EQ(r.tried[0].result.cascade.gates[0].gate, "G1");
+  // The others' cascades, the fastest screened first; the first accepted did not end the search: it was timed.
+  EXPECT_EQ(r.tried[1].candidate.id, "r2");
+  EXPECT_EQ(r.tried[2].candidate.id, "r1");
+  for (size_t t = 1; t < 3; ++t) {
+    EXPECT_TRUE(r.tried[t].result.cascade.accepted) << results::cascade_json(r.tried[t].result.cascade).dump(2);
+    EXPECT_TRUE(r.tried[t].result.cascade.performance_measured);
   }
   ASSERT_TRUE(r.chosen);
   EXPECT_EQ(*r.chosen, 1u);
   EXPECT_NEAR(r.tried[1].result.saved_ms.value_or(0), 0.4, 1e-9);
   EXPECT_NE(r.note.find("saves 0.4000 ms"), std::string::npos) << r.note;
+  // report.json says so.
+  nlohmann::json j = search::region_json(r);
+  EXPECT_EQ(j["candidates"][0]["outcome"], "screened_out");
+  EXPECT_EQ(j["candidates"][1]["outcome"], "accepted");
+  EXPECT_TRUE(j["candidates"][1]["screen_ratio"].is_number());
 }
 
 }  // namespace kopt

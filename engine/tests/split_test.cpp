@@ -6,7 +6,17 @@
 // partials fails G2.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "agents/coder/fusion/fusion.h"
 #include "agents/coder/fusion/split.h"
@@ -214,13 +224,22 @@ TEST(SegmentSplit, TheRegionSearchKeepsTimeBackOnlyForBundlesWithARegionCandidat
   o.cost.model_elements = search::model_elements(*b);
   double split = search::region_reserve_seconds(*b, {}, o);
   EXPECT_GT(split, 0.0);
-  // One region cascade: the one kernel's cascade estimate, whatever the number of split variants; the bytes
-  // the kernel moves add the GPU cascade's per-byte share.
+  // One region cascade (the one kernel's cascade estimate) and each split variant's screen (a compile and ten
+  // model runs); the bytes the kernel moves add the GPU cascade's per-byte share.
   agents::KernelProfile moved;
   moved.kernel = &a.kernels[0];
   moved.cost.bytes_read = 1000000000;
   EXPECT_NEAR(search::region_reserve_seconds(*b, {moved}, o) - split, search::kGpuCascadeSecondsPerByte * 1e9, 1e-6);
-  EXPECT_DOUBLE_EQ(split, search::cascade_seconds(o.cost, search::kernel_elements(a, a.kernels[0]), std::nullopt));
+  const ir::Function* f = a.entry_function();
+  const size_t variants =
+      agents::fusion::plan_region(a, *f, profile::regions(a, *f, b->meta["graphs"][0]["args"]).at(0)).candidates.size();
+  ASSERT_GE(variants, 2u);
+  EXPECT_NEAR(search::region_screen_seconds(o), 3.0 + 10 * 0.01, 1e-9);
+  EXPECT_DOUBLE_EQ(split, search::cascade_seconds(o.cost, search::kernel_elements(a, a.kernels[0]), std::nullopt) +
+                              static_cast<double>(variants) * search::region_screen_seconds(o));
+  search::SearchOptions cpu = o;
+  cpu.gpu = false;
+  EXPECT_EQ(search::region_screen_seconds(cpu), 0.0);  // CPU mode: no screens
   EXPECT_EQ(search::region_reserve_seconds(*load("corpus/softmax_lastdim"), {}, o), 0.0);  // nothing to split/fuse
   EXPECT_GT(search::region_reserve_seconds(*load("corpus/reverse_cumsum"), {}, o), 0.0);    // a fusion
   // The per-kernel search keeps all of it back up to half of what it has: 20 s of 57 s (a third, 19 s, left the
@@ -291,6 +310,7 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> cooperative(const Planne
   agents::fusion::SplitOptions o;
   o.coop_min_bytes = 0;
   o.coop_segment_bytes = segment_bytes;
+  o.coop_across_only = false;  // every walk: the form's correctness (the default proposes it across memory only)
   auto all = agents::fusion::segment_split(p.art(), *p.art().entry_function(), 0, why, o);
   std::vector<std::pair<std::string, stitch::RegionEdit>> out;
   for (auto& c : all)
@@ -314,10 +334,16 @@ TEST(SegmentSplit, TheCooperativeFormIsOneLaunchAfterItsFlagsAreZeroed) {
   EXPECT_EQ(e.before[0].kernel, e.kernel + "_flags");
   ASSERT_EQ(e.scratch.size(), 2u);
   EXPECT_NE(e.scratch[1].statement.find("torch.int32"), std::string::npos);
-  // Published (2) only after the partials are stored; the partials read past L1.
-  size_t store = e.source.find("tl.store(partials"), publish = e.source.find("2, sem='release')");
-  EXPECT_LT(store, publish);
-  EXPECT_NE(e.source.find("cache_modifier='.cg'"), std::string::npos);
+  // A program counts itself in only after its partials are stored (release), reads the partials only after
+  // the count is full (acquire) and past L1; the wait polls one word with plain loads.
+  size_t store = e.source.find("tl.store(partials"), arrive = e.source.find("1, sem='release')");
+  size_t acquire = e.source.find("0, sem='acquire')"), read = e.source.find("cache_modifier='.cg'");
+  EXPECT_LT(store, arrive);
+  EXPECT_LT(arrive, acquire);
+  EXPECT_LT(acquire, read);
+  EXPECT_NE(read, std::string::npos);
+  EXPECT_NE(e.source.find("volatile=True"), std::string::npos);
+  EXPECT_EQ(e.source.find("tl.program_id"), std::string::npos);  // tiles come from tickets
   std::string module = stitch::stitch(p.art(), {}, {}, {e});
   verify::RegionG1 g1 = verify::check_region(p.art(), p.facts, module);
   EXPECT_TRUE(g1.g1.passed) << failing(g1);
@@ -326,6 +352,7 @@ TEST(SegmentSplit, TheCooperativeFormIsOneLaunchAfterItsFlagsAreZeroed) {
   agents::fusion::SplitOptions tight;
   tight.coop_min_bytes = 0;
   tight.coop_segment_bytes = 2 << 10;
+  tight.coop_max_segments = 1024;
   auto ordered = agents::fusion::segment_split(p.art(), *p.art().entry_function(), 0, &why, tight);
   // (Tiles of 32 columns keep their R0_BLOCK's 64 rows, 4 KiB: within twice the aim, first.)
   ASSERT_GE(ordered.size(), 3u);
@@ -335,6 +362,24 @@ TEST(SegmentSplit, TheCooperativeFormIsOneLaunchAfterItsFlagsAreZeroed) {
       << ordered.back().first;
   for (size_t i = 1; i + 1 < ordered.size(); ++i)
     EXPECT_FALSE(ordered[i].second.kernel.ends_with("_coop")) << ordered[i].first;
+  // At the default cap a tile has at most 64 programs: the rows get longer segments instead.
+  tight.coop_max_segments = agents::fusion::SplitOptions{}.coop_max_segments;
+  size_t capped = 0;
+  for (const auto& c : agents::fusion::segment_split(p.art(), *p.art().entry_function(), 0, &why, tight)) {
+    if (!c.second.kernel.ends_with("_coop")) continue;
+    ++capped;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(c.first, m, std::regex(R"(in (\d+) segments)"))) << c.first;
+    EXPECT_LE(std::stoi(m[1]), 64) << c.first;
+  }
+  EXPECT_GE(capped, 1u);
+  // Rows along memory (a row a program): by default not proposed (measured slower), with the option it is.
+  Planned rows = plan(kSoftmax);
+  agents::fusion::SplitOptions any;
+  any.coop_min_bytes = 0;
+  auto along = agents::fusion::segment_split(rows.art(), *rows.art().entry_function(), 0, &why, any);
+  for (const auto& s : along) EXPECT_FALSE(s.second.kernel.ends_with("_coop")) << s.first;
+  EXPECT_FALSE(cooperative(rows, &why).empty()) << why;
   // Small tensors: L2 serves the second read already; only the two-launch split is proposed.
   std::string w;
   auto small = agents::fusion::segment_split(p.art(), *p.art().entry_function(), 0, &w);
@@ -365,4 +410,59 @@ TEST(RegionCascadeWorker, TheCooperativeFormPassesG1ToG3AndOneThatReadsItsOwnPar
     ASSERT_EQ(bad.cascade.gates.size(), 2u) << results::cascade_json(bad.cascade).dump(2);
     EXPECT_EQ(bad.cascade.gates[1].status, verify::GateStatus::failed);
   }
+}
+
+// The Triton interpreter does not type-check a kernel as the compiler does: a form that passed G1-G3 in CPU
+// mode once failed every G2 run on the GPU (an accumulator's name reassigned inside an `if` with another shape,
+// session 36). tools/compile_hopper.py compiles each new kernel for sm_90 without a GPU; both forms of the
+// split, on every bundle the cascade tests use, must compile, and the reassignment must not.
+TEST(SegmentSplit, EveryFormCompilesForHopperWithoutAGpu) {
+  fs::path dir = fs::temp_directory_path() / fmt::format("kopt_hopper_{}", ::getpid());
+  fs::create_directories(dir);
+  std::vector<std::string> files;
+  size_t kernels = 0;
+  for (auto [bundle, bytes] : {std::pair{kSoftmax, 32 << 10}, {kColumns, 256 << 10}, {kTransposedOut, 128 << 10},
+                               {kLayerNorm, 12 << 10}}) {
+    Planned p = plan(bundle);
+    std::string why;
+    std::vector<stitch::RegionEdit> edits;
+    for (auto& c : cooperative(p, &why, bytes)) edits.push_back(c.second);
+    ASSERT_FALSE(edits.empty()) << bundle << ": " << why;
+    auto two = splits(p);
+    if (!two.empty()) edits.push_back(two[0]->edit);
+    for (const stitch::RegionEdit& e : edits) {
+      fs::path f = dir / fmt::format("m{}.py", files.size());
+      std::ofstream(f) << stitch::stitch(p.art(), {}, {}, {e});
+      files.push_back(f.string());
+      kernels += 1 + e.before.size();
+    }
+  }
+  auto run = [&](const std::vector<std::string>& fs_, const std::string& log) {
+    std::string cmd = fmt::format("python3 {}/tools/compile_hopper.py {} > {} 2>&1", KOPT_SOURCE_DIR,
+                                  fmt::join(fs_, " "), log);
+    return WEXITSTATUS(std::system(cmd.c_str()));
+  };
+  auto read = [](const fs::path& p) {
+    std::stringstream ss;
+    ss << std::ifstream(p).rdbuf();
+    return ss.str();
+  };
+  fs::path log = dir / "log.txt";
+  EXPECT_EQ(run(files, log.string()), 0) << read(log);
+  std::string out = read(log);
+  size_t compiled = 0;
+  for (size_t at = out.find("compiled for sm_90"); at != std::string::npos; at = out.find("compiled for sm_90", at + 1))
+    ++compiled;
+  EXPECT_EQ(compiled, kernels) << out;
+  // The reassignment the interpreter let through.
+  std::string coop = read(files[0]);
+  size_t at = coop.find("        for kopt_seg in range(0, NSEG):\n");
+  ASSERT_NE(at, std::string::npos);
+  coop.insert(at, "        _tmp3_max = tl.full([XBLOCK, 8], float('-inf'), tl.float32)\n");
+  fs::path bad = dir / "bad.py";
+  std::ofstream(bad) << coop;
+  fs::path bad_log = dir / "bad.txt";
+  EXPECT_EQ(run({bad.string()}, bad_log.string()), 1) << read(bad_log);
+  EXPECT_NE(read(bad_log).find("CompilationError"), std::string::npos) << read(bad_log);
+  fs::remove_all(dir);
 }

@@ -110,3 +110,28 @@ def test_the_dump_is_what_the_search_proposes(dumps, kernelopt_bin, tmp_path):
         ours = searched[name][:len(cands)]
         assert [{f: c[f] for f in fields} for c in ours] == [{f: c[f] for f in fields} for c in cands]
         assert all(c["parent"] for c in searched[name][len(cands):])
+
+
+def test_regions_alone_dump_whole_modules_without_a_worker(kernelopt_bin, tmp_path):
+    """`kernelopt candidates --regions`: each region candidate as the whole module it stitches, planned from the
+    bundle alone (no worker starts: the interpreter is not on PATH for it), in seconds."""
+    bundle = ROOT / "tests" / "python" / "data" / "softmax_rows_50k_small"
+    out = tmp_path / "regions"
+    env = {"PATH": "/usr/bin:/bin", "KERNELOPT_PYTHON": "/nonexistent/python3"}
+    r = subprocess.run([kernelopt_bin, "candidates", str(bundle), "--regions", "-o", str(out), "-q"],
+                       capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["kernels"] == []
+    cands = [c for reg in manifest["regions"] for c in reg["candidates"]]
+    assert cands and all(c["origin"] == "split:segments" for c in cands), manifest
+    baseline = (bundle / "module_0.py").read_text()
+    for c in cands:
+        module = (out / c["file"]).read_text()
+        ast.parse(module)
+        # The whole module: the original's host code with the split's launches in place of the kernel's.
+        assert "def call(" in module and f"{c['kernel']}.run(" in module and module != baseline
+    # A second dump into the same directory is refused with one line naming the fix.
+    again = subprocess.run([kernelopt_bin, "candidates", str(bundle), "--regions", "-o", str(out)],
+                           capture_output=True, text=True, timeout=60, env=env)
+    assert again.returncode != 0 and "give a new directory to --out" in again.stderr

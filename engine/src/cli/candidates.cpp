@@ -6,6 +6,10 @@
 // DIR/<kernel>/<NNN>-<origin>.py holds each candidate's full source; DIR/manifest.json lists, per kernel in
 // the search's order, its plan and each candidate's id, origin, description, launch config and hash (the
 // one report.json gives it). Nothing in either depends on where the bundle or DIR lies, or on the clock.
+// DIR/regions/g<G>-r<I>/<NNN>-<origin>.py holds each region candidate (a fusion, a segment split) as the
+// whole module it stitches, planned on the kernels' own sources (the search plans on its winners too), and
+// manifest.json's `regions` lists them. Regions need no recorded launches: `--regions` dumps only them and
+// starts no worker, so a bundle of several GB dumps in seconds and its modules can be run by hand.
 #include <unistd.h>
 
 #include <cctype>
@@ -19,8 +23,11 @@
 #include "agents/agent.h"
 #include "artifact/bundle.h"
 #include "cli/commands.h"
+#include "agents/coder/fusion/fusion.h"
 #include "pipeline/job.h"
+#include "profile/regions.h"
 #include "search/search.h"
+#include "stitch/stitch.h"
 #include "util/error.h"
 
 namespace kopt::cli {
@@ -53,6 +60,38 @@ std::string file_safe(std::string s) {
   return s;
 }
 
+// Every region's candidates, each the module it stitches, under out/regions; their manifest entries.
+json dump_regions(const ir::Bundle& bundle, const fs::path& out, bool quiet, size_t* total) {
+  json regions = json::array();
+  const json graphs = bundle.meta.value("graphs", json::array());
+  for (size_t g = 0; g < bundle.graphs.size(); ++g) {
+    const ir::Artifact& a = *bundle.graphs[g];
+    const ir::Function* f = a.entry_function();
+    if (!f) continue;
+    json args = g < graphs.size() && graphs[g].is_object() ? graphs[g].value("args", json()) : json();
+    std::vector<profile::Region> rs = profile::regions(a, *f, args);
+    for (size_t i = 0; i < rs.size(); ++i) {
+      agents::fusion::RegionPlan plan = agents::fusion::plan_region(a, *f, rs[i]);
+      std::string dir = fmt::format("regions/g{}-r{}", g, i);
+      json cands = json::array();
+      for (size_t c = 0; c < plan.candidates.size(); ++c) {
+        const agents::fusion::RegionCandidate& rc = plan.candidates[c];
+        std::string file = fmt::format("{}/{:03}-{}.py", dir, c + 1, file_safe(rc.origin));
+        fs::create_directories(out / dir);
+        write_file(out / file, stitch::stitch(a, {}, {}, {rc.edit}));
+        cands.push_back({{"index", c + 1}, {"id", rc.id}, {"origin", rc.origin}, {"description", rc.description},
+                         {"kernel", rc.edit.kernel}, {"file", file}});
+      }
+      *total += cands.size();
+      if (!quiet && !plan.candidates.empty())
+        std::cerr << fmt::format("[kernelopt] region {} of graph {}: {} candidate(s)\n", i, g, cands.size());
+      regions.push_back({{"graph", g}, {"region", i}, {"dir", dir}, {"kernels", plan.kernels},
+                         {"declined", plan.declined}, {"candidates", cands}});
+    }
+  }
+  return regions;
+}
+
 }  // namespace
 
 int candidates(const CandidatesOptions& o) {
@@ -61,6 +100,16 @@ int candidates(const CandidatesOptions& o) {
     throw UserError(fmt::format("{}: not a bundle directory (no meta.json); pass a captured bundle", o.bundle));
   const fs::path out(o.out);
   prepare_out(out);
+  size_t total = 0;
+  if (o.regions_only) {
+    std::unique_ptr<ir::Bundle> bundle = ir::load_bundle(o.bundle);
+    json regions = dump_regions(*bundle, out, o.quiet, &total);
+    write_file(out / "manifest.json", json{{"format", "kernelopt-candidates"}, {"device", o.device},
+                                           {"kernels", json::array()}, {"regions", regions}}
+                                              .dump(2) + "\n");
+    if (!o.quiet) std::cerr << fmt::format("[kernelopt] {} region candidate(s) in {}\n", total, o.out);
+    return 0;
+  }
 
   // The built-in agents only: an LLM's proposals are not reproducible, so there is nothing to compare.
   agents::Agents agents = agents::make_agents("builtin");
@@ -75,7 +124,6 @@ int candidates(const CandidatesOptions& o) {
   for (const agents::KernelProfile& k : planned.ranked) ++seen[k.kernel->name];
 
   json kernels = json::array();
-  size_t total = 0;
   for (const agents::KernelProfile& k : planned.ranked) {
     search::KernelOutcome proposed = search::propose(agents, k);
     std::string dir = seen[k.kernel->name] > 1 ? fmt::format("g{}-{}", k.graph, k.kernel->name) : k.kernel->name;
@@ -95,8 +143,10 @@ int candidates(const CandidatesOptions& o) {
                        {"declined", proposed.plan.declined}, {"note", proposed.note}, {"candidates", cands}});
     if (!o.quiet) std::cerr << fmt::format("[kernelopt] {}: {} candidate(s)\n", k.kernel->name, cands.size());
   }
-  write_file(out / "manifest.json",
-             json{{"format", "kernelopt-candidates"}, {"device", o.device}, {"kernels", kernels}}.dump(2) + "\n");
+  json regions = dump_regions(*planned.bundle, out, o.quiet, &total);
+  write_file(out / "manifest.json", json{{"format", "kernelopt-candidates"}, {"device", o.device}, {"kernels", kernels},
+                                         {"regions", regions}}
+                                        .dump(2) + "\n");
   if (!o.quiet) std::cerr << fmt::format("[kernelopt] {} candidate(s) for {} kernel(s) in {}\n", total, kernels.size(), o.out);
   return 0;
 }

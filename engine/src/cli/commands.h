@@ -42,9 +42,10 @@ struct CandidatesOptions {
   std::string bundle, out, device = "cuda", gpu = "0";
   int timeout_s = 600;
   bool quiet = false;
+  bool regions_only = false;  // --regions: the region candidates alone, no worker (nothing is recorded)
 };
 // `kernelopt candidates BUNDLE --out DIR`: every candidate the built-in coder proposes, written to DIR
-// without running any (tools/dump_candidates.py, docs/testing.md).
+// without running any (tools/dump_candidates.py, docs/testing.md); the region candidates as whole modules.
 int candidates(const CandidatesOptions& o);
 
 // The suite runner (pipeline/bench_run.h), then its table printed (docs/bench.md); `json`: the object

@@ -22,6 +22,11 @@ namespace {
 
 // On a GPU, accepted region candidates timed per region at most: each is a whole region cascade.
 constexpr size_t kMaxTimedRegionCandidates = 3;
+// The model runs of a region candidate's screen (verify::screen_region): enough to tell a candidate slower
+// than the compiler's kernels, not to rank close ones (G4 does that).
+constexpr int kRegionScreenReps = 5;
+// A screen's compile and load of the candidate module, beside its model runs.
+constexpr double kScreenSeconds = 3.0;
 
 // What a kernel's per-kernel winner saves per model run (ms; 0 when not measured): its time per run (all
 // of its calls, as the profile measures it) times 1 - 1/speedup.
@@ -76,38 +81,56 @@ double region_estimate(const ir::Artifact& a, const ir::Function& f, const profi
   return est;
 }
 
-// The region cascade of `module`, or its cached result.
-RegionTried verified(worker::Supervisor& sup, const ir::Bundle& bundle, size_t graph, const RegionOutcome& r,
-                     const agents::fusion::RegionCandidate& c, const std::string& module,
-                     const std::vector<KernelOutcome>& outcomes, const SearchOptions& o, Cache& cache) {
+// A region candidate on its way to its cascade: its module, its results-database key and cached result.
+struct Pending {
+  const agents::fusion::RegionCandidate* c = nullptr;
+  std::string module, key;
+  std::optional<json> hit;
+  std::optional<double> screen_ratio;  // GPU: the model's speed with it over without, in its screen
+};
+
+Pending pending(const ir::Bundle& bundle, size_t graph, const RegionOutcome& r, const agents::fusion::RegionCandidate& c,
+                std::string module, const std::vector<KernelOutcome>& outcomes, const SearchOptions& o, Cache& cache) {
   std::vector<json> launches;
   for (const KernelOutcome& k : outcomes) {
     if (k.profile.graph != graph || !k.profile.kernel) continue;
     if (std::count(r.plan.kernels.begin(), r.plan.kernels.end(), k.profile.kernel->name))
       launches.insert(launches.end(), k.profile.launches.begin(), k.profile.launches.end());
   }
-  std::string key = results::cache_key(o.cache_prefix, bundle.graphs[graph]->module->source(), launches,
-                                       verify::source_hash(module));
-  std::optional<json> hit;
-  {
-    std::lock_guard lock(cache.mu);
-    hit = cache.db.latest_record("region_cascade", key);
-  }
-  RegionTried t{c, {}, hit.has_value()};
-  if (hit) {
-    t.result.cascade = results::cascade_from_json(hit->at("cascade"));
-    if ((*hit)["speedup"].is_number()) t.result.speedup = (*hit)["speedup"].get<double>();
-    if ((*hit)["saved_ms"].is_number()) t.result.saved_ms = (*hit)["saved_ms"].get<double>();
-    if (t.result.cascade.accepted) t.result.edit = c.edit;
+  Pending p{&c, std::move(module), "", std::nullopt, std::nullopt};
+  p.key = results::cache_key(o.cache_prefix, bundle.graphs[graph]->module->source(), launches,
+                             verify::source_hash(p.module));
+  std::lock_guard lock(cache.mu);
+  p.hit = cache.db.latest_record("region_cascade", p.key);
+  return p;
+}
+
+// The region cascade of a pending candidate, or its cached result.
+RegionTried verified(worker::Supervisor& sup, const ir::Bundle& bundle, size_t graph, const RegionOutcome& r,
+                     const Pending& p, const SearchOptions& o, Cache& cache) {
+  RegionTried t{*p.c, {}, p.hit.has_value()};
+  t.screen_ratio = p.screen_ratio;
+  if (p.hit) {
+    t.result.cascade = results::cascade_from_json(p.hit->at("cascade"));
+    if ((*p.hit)["speedup"].is_number()) t.result.speedup = (*p.hit)["speedup"].get<double>();
+    if ((*p.hit)["saved_ms"].is_number()) t.result.saved_ms = (*p.hit)["saved_ms"].get<double>();
+    if (t.result.cascade.accepted) t.result.edit = p.c->edit;
     return t;
   }
-  t.result = verify::run_region_cascade(sup, bundle, graph, r.facts, module, o.cascade);
+  t.result = verify::run_region_cascade(sup, bundle, graph, r.facts, p.module, o.cascade);
   json stored = {{"cascade", results::cascade_json(t.result.cascade)},
                  {"speedup", t.result.speedup ? json(*t.result.speedup) : json(nullptr)},
                  {"saved_ms", t.result.saved_ms ? json(*t.result.saved_ms) : json(nullptr)}};
   std::lock_guard lock(cache.mu);
-  cache.db.add_record("region_cascade", key, stored);
+  cache.db.add_record("region_cascade", p.key, stored);
   return t;
+}
+
+std::string verdict(const RegionTried& t) {
+  if (t.result.cascade.accepted) return "accepted";
+  if (t.screened_out())
+    return t.screen_ratio ? fmt::format("screened out ({:.2f}x the model's speed)", *t.screen_ratio) : "screened out";
+  return "rejected at " + t.result.cascade.gates.back().gate;
 }
 
 }  // namespace
@@ -135,18 +158,18 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
       // A region cascade that does not fit before the deadline is not started (in CPU mode one took 33 s with
       // 7 s left, and the end-to-end gate then found no time: every accepted kernel of the job was dropped).
       double est = region_estimate(a, *f, rs[i], o, bytes);
+      auto left_s = [&] { return std::chrono::duration<double>(o.deadline - std::chrono::steady_clock::now()).count(); };
+      auto report = [&](const RegionTried& t) {
+        progress(fmt::format("region {}: {} [{}] {}{}", i, t.candidate.id, t.candidate.description, verdict(t),
+                             t.cached ? " (cached)" : ""));
+      };
+      // First every candidate's module and cached result; on a GPU each uncached one is screened (G1 and a few
+      // model runs, verify::screen_region) while a cascade would still fit after it: one not faster by γ goes
+      // no further, the others go to their cascades fastest first (session 36: a softmax over 1873 rows of
+      // 1.2M had three two-launch splits of 1.53x to 2.14x, and the region's time held one cascade).
+      const double screen_s = region_screen_seconds(o);
+      std::vector<Pending> queue;
       for (const agents::fusion::RegionCandidate& c : r.plan.candidates) {
-        double left = std::chrono::duration<double>(o.deadline - std::chrono::steady_clock::now()).count();
-        if (left <= 0) {
-          r.note = "the search budget was spent before this region's candidates ran";
-          break;
-        }
-        if (est > left && !o.first_cascade_always) {
-          r.note = fmt::format("not run: a cascade of this region would take about {} and the search had {} of the "
-                               "budget left", seconds_text(est), seconds_text(left));
-          break;
-        }
-        if (accepted >= kMaxTimedRegionCandidates) break;
         if (!seen.insert(c.edit.source + '\0' + c.edit.args).second) continue;
         std::string module;
         try {
@@ -155,11 +178,44 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
           r.plan.declined.push_back(fmt::format("{} ({}): {}", c.origin, c.id, e.what()));
           continue;
         }
-        r.tried.push_back(verified(sup, bundle, g, r, c, module, outcomes, o, cache));
+        Pending p = pending(bundle, g, r, c, std::move(module), outcomes, o, cache);
+        if (!p.hit && o.gpu && left_s() >= screen_s + est) {
+          verify::RegionScreen sc = verify::screen_region(sup, bundle, g, r.facts, p.module, o.cascade, kRegionScreenReps);
+          if (sc.baseline_ms && sc.candidate_ms && *sc.candidate_ms > 0) p.screen_ratio = *sc.baseline_ms / *sc.candidate_ms;
+          const bool slower = p.screen_ratio && *sc.candidate_ms * o.cascade.gamma > *sc.baseline_ms;
+          if (sc.g1.status != verify::GateStatus::passed || slower) {
+            RegionTried t{c, {}, false};
+            t.screen_ratio = p.screen_ratio;
+            t.result.cascade.gates.push_back(sc.g1);
+            report(t);
+            r.tried.push_back(std::move(t));
+            continue;
+          }
+        }
+        queue.push_back(std::move(p));
+      }
+      // Cached results first (they cost nothing), then the screened fastest first, then the unscreened in the
+      // coder's order.
+      auto rank = [](const Pending& p) { return p.hit ? 0 : p.screen_ratio ? 1 : 2; };
+      std::stable_sort(queue.begin(), queue.end(), [&](const Pending& x, const Pending& y) {
+        if (rank(x) != rank(y)) return rank(x) < rank(y);
+        return rank(x) == 1 && *x.screen_ratio > *y.screen_ratio;
+      });
+      for (const Pending& p : queue) {
+        double left = left_s();
+        if (left <= 0) {
+          r.note = "the search budget was spent before this region's candidates ran";
+          break;
+        }
+        if (!p.hit && est > left && !o.first_cascade_always) {
+          r.note = fmt::format("not run: a cascade of this region would take about {} and the search had {} of the "
+                               "budget left", seconds_text(est), seconds_text(left));
+          break;
+        }
+        if (accepted >= kMaxTimedRegionCandidates) break;
+        r.tried.push_back(verified(sup, bundle, g, r, p, o, cache));
         const RegionTried& t = r.tried.back();
-        std::string verdict =
-            t.result.cascade.accepted ? "accepted" : "rejected at " + t.result.cascade.gates.back().gate;
-        progress(fmt::format("region {}: {} [{}] {}{}", i, c.id, c.description, verdict, t.cached ? " (cached)" : ""));
+        report(t);
         // In CPU mode nothing is timed, so the first accepted stands; on a GPU the others are timed too (budget
         // allowing) and the one saving most is taken.
         if (t.result.cascade.accepted && !(t.result.cascade.performance_measured && t.result.saved_ms)) break;
@@ -221,10 +277,18 @@ double region_reserve_seconds(const ir::Bundle& bundle, const std::vector<agents
     if (k.kernel) bytes[k.kernel] = static_cast<double>(k.cost.bytes());
   double total = 0;
   each_graph(bundle, [&](size_t, const ir::Artifact& a, const ir::Function* f, const std::vector<profile::Region>& rs) {
-    for (const profile::Region& r : rs)
-      if (!agents::fusion::plan_region(a, *f, r).candidates.empty()) total += region_estimate(a, *f, r, o, bytes);
+    for (const profile::Region& r : rs) {
+      const size_t n = agents::fusion::plan_region(a, *f, r).candidates.size();
+      // Each candidate's screen as well: row 46's region (three two-launch splits, the best 2.14x) needed them
+      // and a cascade, and the per-kernel search left it the cascade's estimate alone (session 36).
+      if (n) total += region_estimate(a, *f, r, o, bytes) + static_cast<double>(n) * region_screen_seconds(o);
+    }
   });
   return total;
+}
+
+double region_screen_seconds(const SearchOptions& o) {
+  return o.gpu ? kScreenSeconds + 2.0 * kRegionScreenReps * o.cost.model_run_s : 0.0;
 }
 
 void drop_region(RegionOutcome& r, std::vector<KernelOutcome>& outcomes, const std::string& why) {
@@ -274,6 +338,10 @@ json region_json(const RegionOutcome& r) {
                      {"internal", t.candidate.edit.internal},
                      {"accepted", t.result.cascade.accepted},
                      {"cached", t.cached},
+                     {"screen_ratio", t.screen_ratio ? json(*t.screen_ratio) : json(nullptr)},
+                     {"outcome", t.result.cascade.accepted ? "accepted"
+                                 : t.screened_out()        ? "screened_out"
+                                                           : "rejected"},
                      {"speedup", t.result.speedup ? json(*t.result.speedup) : json(nullptr)},
                      {"gates", gates}});
   }

@@ -26,6 +26,13 @@ struct RegionTried {
   agents::fusion::RegionCandidate candidate;
   verify::RegionCascadeResult result;
   bool cached = false;  // the result came from the results database
+  // GPU: the model's speed with the candidate over the model's as it is, in the candidate's screen (a few runs).
+  std::optional<double> screen_ratio;
+  // Stopped after its screen (G1 passed, not faster): its cascade holds G1 alone.
+  bool screened_out() const {
+    return !result.cascade.accepted && result.cascade.gates.size() == 1 && result.cascade.gates[0].gate == "G1" &&
+           result.cascade.gates[0].status == verify::GateStatus::passed;
+  }
 };
 
 struct RegionOutcome {
@@ -55,10 +62,14 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
 
 // Seconds the region search will want for the built-in coder's region candidates (a fusion, a segment
 // split) of the bundle: for each region that has one, the estimate of one region cascade (its kernels'
-// cascade estimates summed, with the bytes `profiles` say each moves, as the search checks before each). 0
-// when no region has a candidate.
+// cascade estimates summed, with the bytes `profiles` say each moves, as the search checks before each) and,
+// on a GPU, each candidate's screen (region_screen_seconds). 0 when no region has a candidate.
 double region_reserve_seconds(const ir::Bundle& bundle, const std::vector<agents::KernelProfile>& profiles,
                               const SearchOptions& o);
+
+// A region candidate's screen on a GPU (verify::screen_region): a compile and load of the module, then five
+// model runs of the baseline and five of the candidate. 0 in CPU mode (no screens).
+double region_screen_seconds(const SearchOptions& o);
 
 // What the per-kernel search keeps back of the `left_s` it has for a region search wanting `wanted_s`: all of
 // it, up to half (a split is the one candidate that helps a softmax over few long rows; with a third kept, a

@@ -199,6 +199,37 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
 
 }  // namespace
 
+namespace {
+
+GateRecord region_g1(const ir::Artifact& a, const RegionFacts& facts, const std::string& module, RegionG1* out) {
+  RegionG1 r = check_region(a, facts, module);
+  json findings = json::array();
+  for (const Finding& f : r.g1.findings) findings.push_back({{"check", f.check}, {"passed", f.passed}, {"message", f.message}});
+  if (out) *out = r;
+  return GateRecord{"G1", r.g1.passed ? GateStatus::passed : GateStatus::failed, {{"findings", findings}}};
+}
+
+worker::TimedReply time_candidate(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const std::string& pinned,
+                                  const CascadeOptions& o, int reps) {
+  std::vector<std::string> sources;
+  for (size_t g = 0; g < b.graphs.size(); ++g) sources.push_back(g == graph ? pinned : b.graphs[g]->module->source());
+  return worker::time_module(sup, {.bundle = b.dir, .sources = sources, .reps = reps}, o.timeout);
+}
+
+}  // namespace
+
+RegionScreen screen_region(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const RegionFacts& facts,
+                           const std::string& module, const CascadeOptions& o, int reps) {
+  RegionScreen out;
+  RegionG1 r;
+  out.g1 = region_g1(*b.graphs.at(graph), facts, module, &r);
+  if (out.g1.status != GateStatus::passed || !r.edit) return out;
+  worker::TimedReply t = time_candidate(sup, b, graph, stitch::stitch(*b.graphs.at(graph), {}, o.pins, {*r.edit}), o, reps);
+  if (failed_reply(t) || !t.measured) return out;
+  out.baseline_ms = t.baseline.median_ms, out.candidate_ms = t.candidate.median_ms;
+  return out;
+}
+
 RegionCascadeResult run_region_cascade(worker::Supervisor& sup, const ir::Bundle& b, size_t graph,
                                        const RegionFacts& facts, const std::string& module,
                                        const CascadeOptions& o) {
@@ -216,13 +247,11 @@ RegionCascadeResult run_region_cascade(worker::Supervisor& sup, const ir::Bundle
   };
   const ir::Artifact& a = *b.graphs.at(graph);
   if (stop_after([&] {
-        RegionG1 r = check_region(a, facts, module);
-        json findings = json::array();
-        for (const Finding& f : r.g1.findings)
-          findings.push_back({{"check", f.check}, {"passed", f.passed}, {"message", f.message}});
+        RegionG1 r;
+        GateRecord g = region_g1(a, facts, module, &r);
         out.edit = r.edit;
         if (r.edit) res.kernel = r.edit->kernel;
-        return GateRecord{"G1", r.g1.passed ? GateStatus::passed : GateStatus::failed, {{"findings", findings}}};
+        return g;
       }))
     return out;
   // G2, G3 and G4 on the candidate module with the kept kernels pinned to the baseline's configs. G2 too: the
@@ -241,11 +270,7 @@ RegionCascadeResult run_region_cascade(worker::Supervisor& sup, const ir::Bundle
       }))
     return out;
   if (stop_after([&] {
-        std::vector<std::string> sources;
-        for (size_t g = 0; g < b.graphs.size(); ++g)
-          sources.push_back(g == graph ? pinned : b.graphs[g]->module->source());
-        worker::TimedReply t =
-            worker::time_module(sup, {.bundle = b.dir, .sources = sources, .reps = o.reps}, o.timeout);
+        worker::TimedReply t = time_candidate(sup, b, graph, pinned, o, o.reps);
         if (failed_reply(t)) return GateRecord{"G4", GateStatus::failed, reply_evidence(t)};
         if (!t.measured) return GateRecord{"G4", GateStatus::not_measured, {{"reason", t.reason.value_or("")}}};
         Verdict v = timing_verdict(t.baseline, t.candidate, o.gamma, "candidate");

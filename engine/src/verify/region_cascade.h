@@ -26,6 +26,18 @@ struct RegionCascadeResult {
   std::optional<double> saved_ms;          // G4's, when measured: baseline median - candidate median (per run)
 };
 
+// A region candidate timed briefly before its cascade (search/regions.cpp): G1 first (untrusted code runs only
+// after it), then the whole model `reps` times, the baseline against the candidate module with the kept
+// kernels pinned, as G4 times it. A candidate several times slower than the compiler's kernels (a cooperative
+// split whose programs waited on each other: 210 ms against 27, session 36) then costs a compile and a few
+// runs, not G2's seeds, G3's model and G4's 50 runs of it.
+struct RegionScreen {
+  GateRecord g1;                                  // failed: nothing was run
+  std::optional<double> baseline_ms, candidate_ms;  // medians, when the worker timed them
+};
+RegionScreen screen_region(worker::Supervisor& sup, const ir::Bundle& bundle, size_t graph, const RegionFacts& facts,
+                           const std::string& candidate_module, const CascadeOptions& o, int reps);
+
 RegionCascadeResult run_region_cascade(worker::Supervisor& sup, const ir::Bundle& bundle, size_t graph,
                                        const RegionFacts& facts, const std::string& candidate_module,
                                        const CascadeOptions& o);

@@ -30,7 +30,7 @@
 
 namespace kopt::agents::fusion {
 
-// The cooperative form (one launch; see split.cpp's coop_body): each program's statistics over its
+// The cooperative form (one launch; see coop_split.cpp's coop_body): each program's statistics over its
 // segment, its tile's partials through the scratch, then its segment again while L2 still holds it.
 // Proposed beside the two-launch split, and where that one declines (many rows, short rows), for
 // kernels whose second loop reads the row again and tensors of at least `coop_min_bytes` a pass.
@@ -39,6 +39,17 @@ struct SplitOptions {
   // What a program's segment holds (its widest input's bytes): the resident programs' segments stay
   // within L2 between the two loops.
   int64_t coop_segment_bytes = 64 << 10;
+  // A tile's programs wait for each other: they must all fit on the GPU at once with room to spare (132
+  // SMs hold 264 programs of 8 warps at the least). Tiles of 499 and 256 segments ran 78x and 24x slower
+  // than the compiler's kernel (a softmax over 1873 rows of 1.2M bf16, H100, session 36); rows longer
+  // than this many segments of the aim get longer segments (and come after the two-launch split).
+  int64_t coop_max_segments = 64;
+  // Proposed only for tiles of rows adjacent in memory (a reduction across it): there a log-softmax over dim 0
+  // of 4096 x 269 x 669 fp32 ran 1.29x the compiler's kernel (H100, session 36). A row a program along memory
+  // (a layer norm over 4099 rows of 262147 fp32: 0.35x) and rows read along and written across (a softmax
+  // over 1873 rows of 1.2M bf16: 0.93x and 1.33x, where the two-launch split reached 2.14x) ran slower than
+  // what else the search has; the form stays correct for them (the tests set this false).
+  bool coop_across_only = true;
 };
 
 // Candidates (a one-line description and the edit) that split launch `launch` of `f`, or none with
