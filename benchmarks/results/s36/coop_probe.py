@@ -31,6 +31,20 @@ def timed(fn, reps=15):
 
 VARIANTS = {"as_is": []}
 
+
+def padded(text):
+    """The cooperative form with each tile's count on its own 128-byte line (a false-sharing hypothesis)."""
+    import re
+    m = re.search(r"_coop_flags\.run\((buf_seg\d+_flags), (\d+), 1,", text)
+    if not m or "sync + (1 + kopt_tile)" not in text:
+        return None
+    name, n = m.group(1), int(m.group(2))
+    new = 32 + 32 * (n - 1)
+    text = text.replace("sync + (1 + kopt_tile)", "sync + (32 + 32 * kopt_tile)")
+    text = text.replace(f"{name} = empty_strided_cuda(({n}, ), (1, ), torch.int32)", f"{name} = empty_strided_cuda(({new}, ), (1, ), torch.int32)")
+    text = text.replace(f".run({name}, {n}, 1,", f".run({name}, {new}, 1,")
+    return text.replace(f"    xnumel = {n}\n", f"    xnumel = {new}\n", 1)
+
 def main():
     tmp = "/tmp/coop_probe"; os.makedirs(tmp, exist_ok=True)
     for d in sys.argv[1:]:
@@ -45,10 +59,10 @@ def main():
         for sub in sorted(os.listdir(rdir)) if os.path.isdir(rdir) else []:
             for f in sorted(os.listdir(f"{rdir}/{sub}")):
                 src = open(f"{rdir}/{sub}/{f}").read()
-                names = ["as_is"]
+                names = ["as_is"] + (["padded"] if padded(src) else [])
                 for v in names:
-                    text = src
-                    for a, b in VARIANTS[v]:
+                    text = src if v != "padded" else padded(src)
+                    for a, b in VARIANTS.get(v, []):
                         if a not in text: print(f"  {f} {v}: pattern missing: {a[:60]!r}"); break
                         text = text.replace(a, b)
                     else:

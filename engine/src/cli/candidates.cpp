@@ -63,13 +63,8 @@ std::string file_safe(std::string s) {
 // Every region's candidates, each the module it stitches, under out/regions; their manifest entries.
 json dump_regions(const ir::Bundle& bundle, const fs::path& out, bool quiet, size_t* total) {
   json regions = json::array();
-  const json graphs = bundle.meta.value("graphs", json::array());
-  for (size_t g = 0; g < bundle.graphs.size(); ++g) {
-    const ir::Artifact& a = *bundle.graphs[g];
-    const ir::Function* f = a.entry_function();
-    if (!f) continue;
-    json args = g < graphs.size() && graphs[g].is_object() ? graphs[g].value("args", json()) : json();
-    std::vector<profile::Region> rs = profile::regions(a, *f, args);
+  profile::each_graph_regions(bundle, [&](size_t g, const ir::Artifact& a, const ir::Function* f,
+                                          const std::vector<profile::Region>& rs) {
     for (size_t i = 0; i < rs.size(); ++i) {
       agents::fusion::RegionPlan plan = agents::fusion::plan_region(a, *f, rs[i]);
       std::string dir = fmt::format("regions/g{}-r{}", g, i);
@@ -88,7 +83,7 @@ json dump_regions(const ir::Bundle& bundle, const fs::path& out, bool quiet, siz
       regions.push_back({{"graph", g}, {"region", i}, {"dir", dir}, {"kernels", plan.kernels},
                          {"declined", plan.declined}, {"candidates", cands}});
     }
-  }
+  });
   return regions;
 }
 

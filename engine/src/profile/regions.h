@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "artifact/bundle.h"
 #include "artifact/ir.h"
 #include "verify/region_host.h"
 
@@ -37,6 +38,21 @@ struct Region {
 // graphs[g].args (shape, stride and dtype of call()'s inputs by position): with it the inputs' bytes
 // are known; allocated buffers' bytes come from their allocation in `f`.
 std::vector<Region> regions(const ir::Artifact& a, const ir::Function& f, const nlohmann::json& graph_args);
+
+// fn(graph, its artifact, its entry function, its regions) for each graph of `bundle` that has an entry
+// function, the regions read with the graph's recorded arguments (meta.json `graphs[g].args`).
+template <class Fn>
+void each_graph_regions(const ir::Bundle& bundle, Fn&& fn) {
+  const nlohmann::json graphs = bundle.meta.value("graphs", nlohmann::json::array());
+  for (size_t g = 0; g < bundle.graphs.size(); ++g) {
+    const ir::Artifact& a = *bundle.graphs[g];
+    const ir::Function* f = a.entry_function();
+    if (!f) continue;
+    nlohmann::json args =
+        g < graphs.size() && graphs[g].is_object() ? graphs[g].value("args", nlohmann::json()) : nlohmann::json();
+    fn(g, a, f, regions(a, *f, args));
+  }
+}
 
 // The buffers' storage names, in order.
 std::vector<std::string> names(const std::vector<RegionBuffer>& buffers);

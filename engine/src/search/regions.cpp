@@ -50,19 +50,6 @@ std::vector<size_t> replaced_kernels(const ir::Artifact& a, const ir::Function& 
   return out;
 }
 
-// fn(graph, its artifact, its entry function, its regions) for each graph that has an entry function.
-template <class Fn>
-void each_graph(const ir::Bundle& bundle, Fn&& fn) {
-  const json graphs = bundle.meta.value("graphs", json::array());
-  for (size_t g = 0; g < bundle.graphs.size(); ++g) {
-    const ir::Artifact& a = *bundle.graphs[g];
-    const ir::Function* f = a.entry_function();
-    if (!f) continue;
-    json args = g < graphs.size() && graphs[g].is_object() ? graphs[g].value("args", json()) : json();
-    fn(g, a, f, profile::regions(a, *f, args));
-  }
-}
-
 // The bytes each profiled kernel moves in one model run (a GPU cascade's estimate grows with them).
 using KernelBytes = std::map<const ir::Kernel*, double>;
 
@@ -108,8 +95,7 @@ Pending pending(const ir::Bundle& bundle, size_t graph, const RegionOutcome& r, 
 // The region cascade of a pending candidate, or its cached result.
 RegionTried verified(worker::Supervisor& sup, const ir::Bundle& bundle, size_t graph, const RegionOutcome& r,
                      const Pending& p, const SearchOptions& o, Cache& cache) {
-  RegionTried t{*p.c, {}, p.hit.has_value()};
-  t.screen_ratio = p.screen_ratio;
+  RegionTried t{*p.c, {}, p.hit.has_value(), p.screen_ratio};
   if (p.hit) {
     t.result.cascade = results::cascade_from_json(p.hit->at("cascade"));
     if ((*p.hit)["speedup"].is_number()) t.result.speedup = (*p.hit)["speedup"].get<double>();
@@ -142,8 +128,8 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
   KernelBytes bytes;
   for (const KernelOutcome& k : outcomes)
     if (k.profile.kernel) bytes[k.profile.kernel] = static_cast<double>(k.profile.cost.bytes());
-  each_graph(bundle, [&](size_t g, const ir::Artifact& a, const ir::Function* f,
-                         const std::vector<profile::Region>& rs) {
+  profile::each_graph_regions(bundle, [&](size_t g, const ir::Artifact& a, const ir::Function* f,
+                                          const std::vector<profile::Region>& rs) {
     for (size_t i = 0; i < rs.size(); ++i) {
       std::map<std::string, std::string> winners;
       for (const KernelOutcome& k : outcomes)
@@ -184,8 +170,7 @@ std::vector<RegionOutcome> search_regions(worker::Supervisor& sup, const ir::Bun
           if (sc.baseline_ms && sc.candidate_ms && *sc.candidate_ms > 0) p.screen_ratio = *sc.baseline_ms / *sc.candidate_ms;
           const bool slower = p.screen_ratio && *sc.candidate_ms * o.cascade.gamma > *sc.baseline_ms;
           if (sc.g1.status != verify::GateStatus::passed || slower) {
-            RegionTried t{c, {}, false};
-            t.screen_ratio = p.screen_ratio;
+            RegionTried t{c, {}, false, p.screen_ratio};
             t.result.cascade.gates.push_back(sc.g1);
             report(t);
             r.tried.push_back(std::move(t));
@@ -276,7 +261,8 @@ double region_reserve_seconds(const ir::Bundle& bundle, const std::vector<agents
   for (const agents::KernelProfile& k : profiles)
     if (k.kernel) bytes[k.kernel] = static_cast<double>(k.cost.bytes());
   double total = 0;
-  each_graph(bundle, [&](size_t, const ir::Artifact& a, const ir::Function* f, const std::vector<profile::Region>& rs) {
+  profile::each_graph_regions(bundle, [&](size_t, const ir::Artifact& a, const ir::Function* f,
+                                          const std::vector<profile::Region>& rs) {
     for (const profile::Region& r : rs) {
       const size_t n = agents::fusion::plan_region(a, *f, r).candidates.size();
       // Each candidate's screen as well: row 46's region (three two-launch splits, the best 2.14x) needed them
