@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Compile every Triton kernel of an Inductor-style module for a Hopper GPU (sm_90) on a machine without one.
 
-    python tools/compile_hopper.py MODULE.py [MODULE.py ...] [--kernel SUFFIX] [--arch 90]
+    python tools/compile_hopper.py FILE.py [FILE.py ...] [--kernel SUFFIX] [--arch 90]
+
+A FILE is a whole module (Inductor's output, a stitched candidate module, `kernelopt candidates --regions`) or one
+kernel's source with its decorator (a kernel candidate as `kernelopt candidates` writes it).
 
 The Triton interpreter (CPU mode) runs a kernel's Python; it does not type-check it as the compiler does, so a
 candidate can pass G1-G3 in CPU mode and fail to compile on the GPU (session 36: a name reassigned inside an `if`
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
+import os
 import re
 import sys
 import tempfile
@@ -28,8 +32,16 @@ KERNEL = re.compile(r"async_compile\.triton\('(\w+)', '''(.*?)'''", re.S)
 DECORATOR = re.compile(r"@triton_heuristics\.\w+\(.*?\n\)\n(?=@triton\.jit)", re.S)
 
 
-def kernels(module_text: str) -> list[tuple[str, str]]:
-    return [(m.group(1), m.group(2)) for m in KERNEL.finditer(module_text)]
+JIT_DEF = re.compile(r"@triton\.jit\ndef (\w+)\(")
+
+
+def kernels(text: str) -> list[tuple[str, str]]:
+    """(name, source) of each kernel: the module's `async_compile.triton` sources, or the file itself when it is
+    one kernel's source."""
+    found = [(m.group(1), m.group(2)) for m in KERNEL.finditer(text)]
+    if not found and (m := JIT_DEF.search(text)):
+        found = [(m.group(1), text)]
+    return found
 
 
 class Skipped(Exception):
@@ -71,6 +83,9 @@ def compile_one(name: str, source: str, arch: int, tmp: Path) -> str | None:
 
 
 def main(argv: list[str]) -> int:
+    # Compiled, not interpreted: with TRITON_INTERPRET=1 (CPU mode's setting) @triton.jit builds interpreter
+    # functions, which have nothing to compile.
+    os.environ.pop("TRITON_INTERPRET", None)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("modules", nargs="+", type=Path)
     ap.add_argument("--kernel", default="", help="only kernels whose names end with this")

@@ -135,3 +135,21 @@ def test_regions_alone_dump_whole_modules_without_a_worker(kernelopt_bin, tmp_pa
     again = subprocess.run([kernelopt_bin, "candidates", str(bundle), "--regions", "-o", str(out)],
                            capture_output=True, text=True, timeout=60, env=env)
     assert again.returncode != 0 and "give a new directory to --out" in again.stderr
+
+
+def test_every_generated_candidate_compiles_for_hopper_without_a_gpu(dumps):
+    """The interpreter runs a kernel's Python without the compiler's type checks (docs/testing.md): every template,
+    pattern and rewrite candidate of the three bundles must also compile for sm_90 (tools/compile_hopper.py)."""
+    a, _ = dumps
+    files = []
+    for bundle in BUNDLES:
+        manifest = json.loads((a / bundle.name / "manifest.json").read_text())
+        files += [a / bundle.name / c["file"] for k in manifest["kernels"] for c in k["candidates"]
+                  if c["origin"] != "config"]  # the compiler's own kernel at other launch configs
+    assert len(files) >= 40
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "compile_hopper.py"), *map(str, files)],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+    compiled = r.stdout.count("compiled for sm_90")
+    skipped = r.stdout.count("skipped (autotuned")
+    assert compiled + skipped == len(files) and compiled >= len(files) - 2, r.stdout[-3000:]
