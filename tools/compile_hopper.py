@@ -39,8 +39,15 @@ def kernels(text: str) -> list[tuple[str, str]]:
     """(name, source) of each kernel: the module's `async_compile.triton` sources, or the file itself when it is
     one kernel's source."""
     found = [(m.group(1), m.group(2)) for m in KERNEL.finditer(text)]
-    if not found and (m := JIT_DEF.search(text)):
-        found = [(m.group(1), text)]
+    if not found:
+        # The entry is the kernel Inductor's metadata names, else the last @triton.jit function (helpers, such as
+        # a scan's combine function, come before it).
+        named = re.search(r"'kernel_name': '(\w+)'", text)
+        defs = JIT_DEF.findall(text)
+        if named and named.group(1) in defs:
+            found = [(named.group(1), text)]
+        elif defs:
+            found = [(defs[-1], text)]
     return found
 
 
