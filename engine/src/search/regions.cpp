@@ -112,6 +112,11 @@ RegionTried verified(worker::Supervisor& sup, const ir::Bundle& bundle, size_t g
   return t;
 }
 
+// report.json's `outcome` of a tried candidate.
+const char* outcome(const RegionTried& t) {
+  return t.result.cascade.accepted ? "accepted" : t.screened_out() ? "screened_out" : "rejected";
+}
+
 std::string verdict(const RegionTried& t) {
   if (t.result.cascade.accepted) return "accepted";
   if (t.screened_out())
@@ -325,9 +330,7 @@ json region_json(const RegionOutcome& r) {
                      {"accepted", t.result.cascade.accepted},
                      {"cached", t.cached},
                      {"screen_ratio", t.screen_ratio ? json(*t.screen_ratio) : json(nullptr)},
-                     {"outcome", t.result.cascade.accepted ? "accepted"
-                                 : t.screened_out()        ? "screened_out"
-                                                           : "rejected"},
+                     {"outcome", outcome(t)},
                      {"speedup", t.result.speedup ? json(*t.result.speedup) : json(nullptr)},
                      {"gates", gates}});
   }

@@ -197,10 +197,6 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
   return {"G2", GateStatus::passed, ev};
 }
 
-}  // namespace
-
-namespace {
-
 GateRecord region_g1(const ir::Artifact& a, const RegionFacts& facts, const std::string& module, RegionG1* out) {
   RegionG1 r = check_region(a, facts, module);
   json findings = json::array();
