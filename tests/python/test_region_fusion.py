@@ -195,3 +195,25 @@ def test_a_region_cascade_that_does_not_fit_the_budget_is_not_started(kernelopt_
     assert fusion["note"].startswith(("not run: a cascade of this region would take about",
                                       "the search budget was spent")), fusion["note"]
     assert report["elapsed_s"] <= 8 * 1.25 + 5, report["elapsed_s"]
+
+
+def test_a_bench_row_names_the_fused_region(kernelopt_bin, tmp_path):
+    """A bench row whose result is a fused region says so: its kernels are not counted as replaced one by one, so
+    the row carries the region (`regions_fused`, `fused`), the progress line counts it and report.md's accepted
+    cell names it (docs/bench.md)."""
+    import shutil
+
+    suite = tmp_path / "suite"
+    shutil.copytree(BUNDLE, suite / "level1" / "reverse_cumsum")
+    out = tmp_path / "bench"
+    r = subprocess.run([kernelopt_bin, "bench", str(suite), "--device", "cpu", "--out", str(out), "--db",
+                        str(tmp_path / "results.db"), "--budget-per-problem", "600"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    (row,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert row["status"] == "optimized" and row["correct"] is True, row
+    assert row["accepted_count"] == 0 and row["regions_fused"] == 1, row
+    assert row["fused"] == ["region 0 of graph 0: fusion:epilogue"]
+    assert "0/2 kernel(s) replaced, 1 region(s) fused" in r.stderr, r.stderr
+    assert "0/2 + region 0 of graph 0: fusion:epilogue" in (out / "report.md").read_text()
+    assert ">0/2 +1</td>" in (out / "report.html").read_text()

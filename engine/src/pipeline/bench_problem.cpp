@@ -197,6 +197,7 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
               {"eager", nullptr},                {"compiled", nullptr},    {"optimized", nullptr},
               {"speedup", nullptr},              {"wall_speedup", nullptr}, {"host_bound", nullptr},
               {"kernels", 0},                    {"accepted_count", 0},    {"accepted", json::array()},
+              {"regions_fused", 0},              {"fused", json::array()},
               {"vendor_share", nullptr},         {"result_dir", result_dir("", p)}, {"gpu", nullptr},
               {"stages", nullptr},               {"floor_ms", nullptr},
               {"memory", worker::memory_summary({}, std::nullopt)}};
@@ -259,6 +260,19 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
       if (k.value("accepted", false) && changed)
         row["accepted"].push_back(fmt::format("{}: {}", k.value("name", "?"), k.value("chosen", "?")));
     row["accepted_count"] = row["accepted"].size();
+    // A region's fused launch replaces its kernels as a unit (docs/optimize.md): the kernels it covers
+    // keep accepted=false, so the row names the region's chosen candidate on its own.
+    for (const json& rg : report.value("regions", json::array())) {
+      int graph = rg.value("graph", 0), index = rg.value("index", 0);
+      const json& f = rg.value("fusion", json::object());
+      std::string chosen = f.value("chosen", "");
+      if (chosen.empty() || !changed) continue;
+      std::string origin = "?";
+      for (const json& cand : f.value("candidates", json::array()))
+        if (cand.value("id", "") == chosen) origin = cand.value("origin", "?");
+      row["fused"].push_back(fmt::format("region {} of graph {}: {}", index, graph, origin));
+    }
+    row["regions_fused"] = row["fused"].size();
   }
   try {
     json meta = json::parse(read_text(fs::path(bundle) / "meta.json"));

@@ -104,6 +104,7 @@ std::string progress_line(const json& row) {
   else if (s != "error") s += ", performance not measured";
   if (row.contains("correct") && row["correct"].is_boolean()) s += row["correct"].get<bool>() ? ", correct" : ", NOT correct";
   s += fmt::format(", {}/{} kernel(s) replaced", row.value("accepted_count", 0), row.value("kernels", 0));
+  if (int n = row.value("regions_fused", 0); n > 0) s += fmt::format(", {} region(s) fused", n);
   if (row.contains("host_bound") && row["host_bound"] == true) s += ", host-bound";
   if (std::string mem = report::peak_mem_cell(row); mem != report::detail::kDash) s += ", peak memory " + mem;
   std::string why = row.value("reason", "");

@@ -159,7 +159,7 @@ static json regions_json(const ReportInputs& in) {
     auto rs = profile::regions(a, *f, args);
     json rj = profile::to_json(a, *f, rs);
     for (size_t i = 0; i < rs.size(); ++i) {
-      rj[i]["graph"] = g;
+      rj[i]["graph"] = g, rj[i]["index"] = i;  // as the job's lines name it: region i of graph g
       rj[i]["floor_ms"] = bw > 0 ? json(rs[i].floor_bytes() / bw * 1e3) : json(nullptr);
       // The kernels' own floors, each counted once however often the region launches it.
       std::set<std::string> seen;

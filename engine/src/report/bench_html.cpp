@@ -222,9 +222,11 @@ void problem_table(std::string& out, const json& b, bool measured) {
     // The accepted kernels' names are long: on hover (and in the problem's own report), not in the cell.
     std::string names;
     for (const json& a : array(r, "accepted")) names += (names.empty() ? "" : "\n") + (a.is_string() ? a.get<std::string>() : "");
-    out += fmt::format("<td class=\"num\" data-v=\"{}\"{}>{}/{}</td>", format_count(r, "accepted_count"),
+    for (const json& a : array(r, "fused")) names += (names.empty() ? "" : "\n") + (a.is_string() ? a.get<std::string>() : "");
+    size_t fused = array(r, "fused").size();  // a chosen region: "+N" after k/n
+    out += fmt::format("<td class=\"num\" data-v=\"{}\"{}>{}/{}{}</td>", format_count(r, "accepted_count"),
                        names.empty() ? "" : " title=\"" + h(names) + "\"", format_count(r, "accepted_count"),
-                       format_count(r, "kernels"));
+                       format_count(r, "kernels"), fused ? fmt::format(" +{}", fused) : "");
     // Sorted by the peak's bytes; the cell shows it with its ratio to torch.compile's own peak under it.
     std::string mem = peak_mem_cell(r, "<br><small>", "</small>");  // numbers and units only: nothing to escape
     auto peak = mem == kDash ? std::nullopt : number(object(r, "memory"), "peak_bytes");

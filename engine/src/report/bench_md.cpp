@@ -106,6 +106,7 @@ std::string render_bench_markdown(const json& b) {
     const json& acc = array(r, "accepted");
     std::string accepted = format_count(r, "accepted_count") + "/" + format_count(r, "kernels");
     for (const json& a : acc) accepted += " " + (a.is_string() ? a.get<std::string>() : std::string());
+    for (const json& a : array(r, "fused")) accepted += " + " + (a.is_string() ? a.get<std::string>() : std::string());
     out += fmt::format("| {} | {} | {} | {} | {} | ", text(r, "level"), cell(text(r, "problem")), cell(text(r, "status")),
                        yes_no(r, "correct"), yes_no(r, "matches_eager"));
     if (measured && boolean(r, "measured").value_or(false)) {
