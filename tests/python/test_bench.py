@@ -312,7 +312,7 @@ def test_worker_bench_ops(monkeypatch):
     seen = {}
 
     def fake_interleaved(fns, reps, prepare, warmup=5):
-        seen.setdefault("calls", []).append((len(fns), reps))
+        seen.setdefault("calls", []).append((len(fns), reps, warmup))
         if len(fns) == 3:
             seen["same_path"] = fns[1] is fns[2]  # torch.compile and optimized: one compiled callable
         outs = []
@@ -324,7 +324,7 @@ def test_worker_bench_ops(monkeypatch):
 
     monkeypatch.setattr(bench_ops.timing, "time_interleaved", fake_interleaved)
     monkeypatch.setattr(bench_ops.torch.cuda, "synchronize", lambda: None)
-    monkeypatch.setattr(bench_ops, "_kernel_times", lambda fn, prep, reps, names: {"kernel_ms": 0.5, "triton_names": sorted(names)})
+    monkeypatch.setattr(bench_ops, "_kernel_times", lambda fn, prep, reps, names, warmup=3: {"kernel_ms": 0.5, "triton_names": sorted(names)})
     changed = state.sources[0] + "\n# a changed module\n"
     r = bench_ops.side_by_side(state, {"sources": [changed], "reps": 1})
     assert seen["same_path"] and set(r) >= {"eager", "compiled", "optimized"}
@@ -334,11 +334,12 @@ def test_worker_bench_ops(monkeypatch):
     assert bench_ops.torch.allclose(compiled, eager, atol=1e-4) and bench_ops.torch.equal(compiled, optimized)
     r = bench_ops.side_by_side(state, {"sources": [state.sources[0]], "reps": 1})
     assert "optimized" not in r  # the baseline's own text: nothing to compare
-    # An eager model of seconds a call is timed apart with fewer calls; the other two stay interleaved.
+    # An eager model of seconds a call is timed apart with fewer calls, warmed up once; the other two stay
+    # interleaved, with their full warm-up.
     monkeypatch.setattr(bench_ops, "_eager_reps", lambda eager, reps: 3)
     seen["calls"] = []
     r = bench_ops.side_by_side(state, {"sources": [changed], "reps": 20})
-    assert seen["calls"] == [(1, 3), (2, 20)] and r["eager"]["reps"] == 3 and "reps" not in r["compiled"], r
+    assert seen["calls"] == [(1, 3, 1), (2, 20, 5)] and r["eager"]["reps"] == 3 and "reps" not in r["compiled"], r
 
     assert bench_ops.forget_bundles({})["forgotten"] >= 1 and not bundle_state.loaded_bundles
 

@@ -10,6 +10,7 @@ import os
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import json  # noqa: E402
+import re  # noqa: E402
 import shutil  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -56,6 +57,11 @@ def template_used(kernelopt_bin, tmp_path, bundle, kernel, family, marker):
     (DATA / "cumprod_excl_columns_inductor_form", "triton_spl_fused_cumprod_div_0", "scan", "scan_split columns"),
     # The same over a transposed input written contiguous: loads across the columns, stores along the rows.
     (DATA / "cumsum_excl_transposed_columns_inductor_form", "triton_spl_fused_cumsum_sub_0", "scan",
+     "scan_split columns"),
+    # Rows a multiple of every block: Inductor's loads and stores unmasked; 24 columns fill no tile of 16 or more,
+    # so the tiles past the last column must mask (unmasked, their stores landed on the next row's first columns:
+    # a fresh draw's exclusive cumsum over 524288 x 3527 bf16 differed between two runs on the GPU).
+    (DATA / "cumsum_excl_columns_unmasked_inductor_form", "triton_spl_fused_cumsum_sub_0", "scan",
      "scan_split columns"),
     # A column reduction: argmin over dim 0 with many ties (the first index of the minimum wins).
     (DATA / "argmin_dim0_inductor_form", "triton_red_fused_argmin_0", "arg_reduction", "column_reduction"),
@@ -148,3 +154,27 @@ def test_column_scan_of_a_product_passes_g2_on_the_order_probe(kernelopt_bin, tm
     probed = [r["inputs"] for r in g2["evidence"]["runs"] if "order_sensitive" in r]
     assert probed == ["seed 2 (special)"], g2["evidence"]["runs"]
     assert gates["G3"]["status"] == "passed", gates["G3"]
+
+
+def test_column_tiles_past_the_last_column_mask_their_accesses(kernelopt_bin, tmp_path):
+    """Inductor's unmasked split scan (rows a multiple of every block) over 24 columns: tiles of 32 and 64 columns
+    hang past the last one, where an unmasked store lands on the next row's first columns (the values of another
+    column's scan, close enough at large scale to pass a tolerance; on the GPU the two writers raced, and two runs
+    differed). Every tile width passes G1-G3 here, and the tiles' loads and stores take the column mask."""
+    from conftest import candidate_manifest, verify_gates
+
+    bundle = DATA / "cumsum_excl_columns_unmasked_inductor_form"
+    manifest = candidate_manifest(kernelopt_bin, bundle, tmp_path / "c", device="cpu")
+    (k,) = manifest["kernels"]
+    tiles = {}
+    for c in k["candidates"]:
+        m = re.match(r"scan_split columns: (\d+) columns a program", c["description"])
+        if m:
+            tiles.setdefault(int(m.group(1)), c)
+    assert sorted(tiles) == [8, 16, 32, 64], [c["description"] for c in k["candidates"]]
+    for width, c in sorted(tiles.items()):
+        src = (tmp_path / "c" / c["file"]).read_text()
+        assert "tl.store(out_ptr1 + (x0 + 24*r0_1), tmp10, xmask)" in src, src
+        gates = verify_gates(kernelopt_bin, bundle, k["kernel"], tmp_path / "c" / c["file"], tmp_path / f"r{width}.db",
+                             seeds=2, device="cpu")
+        assert [gates.get(g, {}).get("status") for g in ("G1", "G2", "G3")] == ["passed"] * 3, (width, gates["G2"])

@@ -52,12 +52,12 @@ def _wall_times(fns, prepare, reps: int) -> list[float]:
     return [statistics.median(xs) for xs in out]
 
 
-def _kernel_times(fn, prepare, reps: int, triton_names: set[str]) -> dict:
+def _kernel_times(fn, prepare, reps: int, triton_names: set[str], warmup: int = 3) -> dict:
     """Per call: the sum of kernel durations (CUPTI through torch.profiler), Triton vs vendor."""
     from torch.profiler import ProfilerActivity, profile
 
     prepare()
-    for _ in range(3):
+    for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -144,11 +144,14 @@ def side_by_side(state, req: dict) -> dict:
         groups = [(names[:1], fns[:1], prepare[:1], triton_sets[:1], eager_reps),
                   (names[1:], fns[1:], prepare[1:], triton_sets[1:], reps)]
     for g_names, g_fns, g_prepare, g_sets, g_reps in groups:
-        device = timing.time_interleaved(g_fns, reps=g_reps, prepare=g_prepare, warmup=min(5, g_reps))
+        # An eager call of a second or more is warm after one call (it compiled nothing); its warm-ups were
+        # half of the 29 s the bench spent on a 1.5 s eager softmax (benchmarks/RESULTS.md, session 37).
+        warm = min(5, g_reps) if g_reps == reps else 1
+        device = timing.time_interleaved(g_fns, reps=g_reps, prepare=g_prepare, warmup=warm)
         wall = _wall_times(g_fns, g_prepare, g_reps)
         for i, name in enumerate(g_names):
             entry = {"device_ms": device[i]["median_ms"], "device": device[i], "wall_ms": wall[i]}
-            entry.update(_kernel_times(g_fns[i], g_prepare[i], g_reps, g_sets[i]))
+            entry.update(_kernel_times(g_fns[i], g_prepare[i], g_reps, g_sets[i], warmup=min(3, warm)))
             if g_reps != reps:
                 entry["reps"] = g_reps
             out[name] = entry

@@ -67,6 +67,13 @@ std::string two_d(std::string s) {
   s = std::regex_replace(s, full_mask, "$1 = tl.full([R0_BLOCK_KOPT, 1], True, tl.int1) & xmask");
   s = std::regex_replace(s, bound_mask, "$1 = ($2 < r0_numel) & xmask");
   s = std::regex_replace(s, reduce, "tl.reduce($1, 0, $2, keep_dims=True)");
+  // Inductor leaves a load or store unmasked (`None`) when every block divides the row: its one column a
+  // program is always in range, but a tile hangs past the last column unless XBLOCK_KOPT divides them, and
+  // there an unmasked store lands on the next row's first columns (another column's scan, racing the tile
+  // that owns them: two GPU runs of a 3527-column scan differed).
+  static const std::regex load_none(R"(tl\.load\(([^,]+), None([,)]))"), store_none(R"(tl\.store\(([^,]+), (\w+), None\))");
+  s = std::regex_replace(s, load_none, "tl.load($1, xmask$2");
+  s = std::regex_replace(s, store_none, "tl.store($1, $2, xmask)");
   size_t p = 0;
   while ((p = s.find("[R0_BLOCK_KOPT]", p)) != std::string::npos) s.replace(p, 15, "[R0_BLOCK_KOPT, XBLOCK_KOPT]");
   return s;
