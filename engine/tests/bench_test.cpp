@@ -89,6 +89,23 @@ TEST(BenchRow, FailureKindsFromReasons) {
   EXPECT_EQ(failure_kind("worker for device cuda did not start (crashed): ..."), "crash");
 }
 
+TEST(BenchRow, FusedRegionsNameTheChosenOnesOnly) {
+  // A region tried with none chosen has `chosen: null` (row 50 of a fresh draw became an internal-error row when
+  // the row read it as a string); a fallback names none even where a region was chosen.
+  using json = nlohmann::json;
+  json report = {{"regions",
+                  {{{"graph", 0}, {"index", 0},
+                    {"fusion", {{"chosen", nullptr}, {"candidates", {{{"id", "r1"}, {"origin", "split:segments"}}}}}}},
+                   {{"graph", 0}, {"index", 1}},
+                   {{"graph", 1}, {"index", 0},
+                    {"fusion", {{"chosen", "r2"},
+                                {"candidates", {{{"id", "r1"}, {"origin", "fusion:epilogue"}},
+                                                {{"id", "r2"}, {"origin", "fusion:row_merge"}}}}}}}}}};
+  EXPECT_EQ(kopt::pipeline::fused_regions(report, true), json({"region 0 of graph 1: fusion:row_merge"}));
+  EXPECT_EQ(kopt::pipeline::fused_regions(report, false), json::array());
+  EXPECT_EQ(kopt::pipeline::fused_regions(json::object(), true), json::array());
+}
+
 TEST(BenchTable, GeomeanFastPAndCorrectness) {
   std::vector<json> rows = {
       row(1, "level1/a.py", "optimized", 2.0, true),   // fast at every p up to 1.5, not 2.0 (strict)

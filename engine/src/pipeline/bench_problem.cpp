@@ -181,6 +181,24 @@ std::optional<double> module_floor_ms(const json& report, double compiled_ms) {
   return compiled_ms - excess;
 }
 
+// A region's fused launch replaces its kernels as a unit (docs/optimize.md): the kernels it covers keep
+// accepted=false, so the row names each chosen region on its own ("region I of graph G: origin").
+json fused_regions(const json& report, bool changed) {
+  json out = json::array();
+  if (!changed) return out;
+  for (const json& rg : report.value("regions", json::array())) {
+    const json& f = rg.value("fusion", json::object());
+    // `chosen` is null where the region's candidates were tried and none won (json::value would throw).
+    if (!f.is_object() || !f.contains("chosen") || !f["chosen"].is_string()) continue;
+    std::string chosen = f["chosen"], origin = "?";
+    for (const json& cand : f.value("candidates", json::array()))
+      if (cand.contains("id") && cand["id"] == chosen && cand.contains("origin") && cand["origin"].is_string())
+        origin = cand["origin"];
+    out.push_back(fmt::format("region {} of graph {}: {}", rg.value("index", 0), rg.value("graph", 0), origin));
+  }
+  return out;
+}
+
 json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervisor& sup, results::ResultsDb& db,
                  const std::string& gpu, std::optional<int64_t>* in_use_before) {
   const BenchOptions& o = c.options;
@@ -260,18 +278,7 @@ json run_problem(const BenchContext& c, const bench::Problem& p, worker::Supervi
       if (k.value("accepted", false) && changed)
         row["accepted"].push_back(fmt::format("{}: {}", k.value("name", "?"), k.value("chosen", "?")));
     row["accepted_count"] = row["accepted"].size();
-    // A region's fused launch replaces its kernels as a unit (docs/optimize.md): the kernels it covers
-    // keep accepted=false, so the row names the region's chosen candidate on its own.
-    for (const json& rg : report.value("regions", json::array())) {
-      int graph = rg.value("graph", 0), index = rg.value("index", 0);
-      const json& f = rg.value("fusion", json::object());
-      std::string chosen = f.value("chosen", "");
-      if (chosen.empty() || !changed) continue;
-      std::string origin = "?";
-      for (const json& cand : f.value("candidates", json::array()))
-        if (cand.value("id", "") == chosen) origin = cand.value("origin", "?");
-      row["fused"].push_back(fmt::format("region {} of graph {}: {}", index, graph, origin));
-    }
+    row["fused"] = fused_regions(report, changed);
     row["regions_fused"] = row["fused"].size();
   }
   try {

@@ -40,6 +40,9 @@ std::filesystem::path result_dir(const std::filesystem::path& out, const bench::
 std::optional<double> existing_capture(const std::filesystem::path& bundle, const std::string& problem,
                                        const std::string& mode);
 
+// The chosen regions of a job's report.json, as a bench row names them (`fused`); none unless `changed`.
+nlohmann::json fused_regions(const nlohmann::json& report, bool changed);
+
 // The row (results.jsonl's format, docs/bench.md) for problem `p`, run on `sup` (one worker on
 // GPU `gpu`, or the CPU worker). The job's result directory is OUT/problems/<id without .py>.
 // `in_use_before`: the worker's device memory in use when the problem started, when it says

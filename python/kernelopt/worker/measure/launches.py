@@ -90,6 +90,13 @@ class LaunchRecord(memory.Spillable):
         """Whether synthesis has what it draws from (then the record's values are no longer needed)."""
         return bool(self._stats)
 
+    def take_stats(self) -> None:
+        """Every tensor argument's statistics (_tensor_stats), now: synthesis then reads only the
+        record's layout, and the record itself may move off the device before a seed is drawn."""
+        for i, a in enumerate(self.args):
+            if isinstance(a, torch.Tensor):
+                self._tensor_stats(i, a)
+
     def _tensor_stats(self, i: int, a: torch.Tensor) -> tuple:
         """What synthesis draws from for argument `i`, computed once per record: ("float", mean, std),
         ("bool", p) or ("int", lo, hi). In fixed slices (never sized by the memory plan, so the values
@@ -304,14 +311,16 @@ def _mean_std(flat: torch.Tensor, work: torch.dtype) -> tuple[float, float]:
         std = float(vals.std()) if vals.numel() > 1 else 1.0
         mean = float(vals.mean()) if vals.numel() else 0.0
         return mean, std
+    # The sums' float64 slices are a quarter of a draw's (9 MiB with their mask, not 36, beside a small
+    # problem's record at its peak); fixed like every slice here, so a seed draws the same values anywhere.
     total = count = 0.0
-    for c in _chunks(flat):
+    for c in _chunks(flat, _CHUNK // 4):
         finite = torch.isfinite(c)
         count += int(finite.sum())
         total += float(c.to(torch.float64, copy=True).masked_fill_(~finite, 0.0).sum())  # never the record itself
     mean = total / count if count else 0.0
     sq = 0.0
-    for c in _chunks(flat):
+    for c in _chunks(flat, _CHUNK // 4):
         finite = torch.isfinite(c)
         sq += float(c.to(torch.float64, copy=True).sub_(mean).pow_(2).masked_fill_(~finite, 0.0).sum())
     std = (sq / (count - 1)) ** 0.5 if count > 1 else 1.0

@@ -717,15 +717,16 @@ def changed_since(tensors: list, prints: dict) -> list[int]:
     return [i for i, fp in prints.items() if fingerprint(tensors[i]) != fp]
 
 
-def fingerprint(t: torch.Tensor, slice_words: int = 1 << 22, compute: torch.device | None = None) -> tuple[int, int]:
+def fingerprint(t: torch.Tensor, slice_words: int = 1 << 20, compute: torch.device | None = None) -> tuple[int, int]:
     """Two 64-bit sums over the storage's 32-bit words (plain, and position-weighted), in slices.
 
     A read-only argument the lean G2 path shares between the original's and the candidate's runs is
     fingerprinted before and after: a candidate that writes it anyway (G1 should have refused it)
     changes the sums, and its run then counts as a mismatch, as a whole-copy run would find.
     Both sums are exact modulo 2**64, so any slicing gives the same pair; the slices are small and
-    worked in place (two int64 temporaries of 32 MiB): 64M-word slices with a fresh tensor per step
-    took 2 GB, which set the peak of every job under 1 GB (docs/memory.md). `compute`: where the sums
+    worked in place (two int64 temporaries of 8 MiB): 64M-word slices with a fresh tensor per step
+    took 2 GB, which set the peak of every job under 1 GB, and 4M-word ones (64 MiB) were a fifth of a
+    126 MB problem's peak (docs/memory.md). `compute`: where the sums
     are worked (a host tensor's slices streamed to the GPU: the same pair, far sooner)."""
     compute = compute or t.device
     s = t.untyped_storage()

@@ -52,12 +52,16 @@ def _inputs(state: BundleState, req: dict) -> dict[str, Any]:
     records = keep = _bound_records(state, req)
     if seed is not None:
         # A seed's draw needs only each record's layout and statistics (taken once, from the record on the
-        # device): the records that have them may stay on or move to the host; the draws and their slices'
-        # temporaries come first in the plan.
-        keep = tuple(rec for rec in records if not rec.has_stats())
+        # device), taken first: then no record need stay beside the draws.
+        missing = tuple(rec for rec in records if not rec.has_stats())
+        for rec in missing:  # all back first: one brought back must not send another away
+            rec.use("G2 of a region (the launches' statistics)", keep=missing)
+        for rec in missing:
+            rec.take_stats()
         drawn_bytes = sum(memory.storage_bytes(rec.args) for rec in records)
         transient = max((draw_transient_bytes(rec.args) for rec in records), default=0)
-        memory.reserve(drawn_bytes + transient, f"G2 of a region (inputs for seed {seed})", keep=keep)
+        memory.reserve(drawn_bytes + transient, f"G2 of a region (inputs for seed {seed})")
+        keep = ()
     for rec in keep:  # all back first: one brought back must not send another away
         rec.use("G2 of a region (the launches' recorded arguments)", keep=keep)
     drawn: dict = {}
