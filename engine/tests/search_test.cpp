@@ -183,6 +183,25 @@ TEST(SearchCost, ACascadeIsEstimatedFromTheKernelsShareOfAModelRunOrWhatAnEarlie
   EXPECT_LT(search::cascade_seconds(g, 1000, std::nullopt, 10.4e9), 34.0);
 }
 
+TEST(SearchCost, ASlowKernelsOwnRunsAreInItsCascadeAndG4TimesItFewerTimes) {
+  // A 192 ms exclusive cumsum moving 7.4 GB (H100, session 37): G2 11.3 s, G3 12.1 s, G4 (50 repetitions) 11.8 s
+  // against an estimate of 17 s from its bytes; its 21x winner then had no time for the end-to-end gate.
+  search::CostInputs g{.gpu = true, .model_run_s = 0.192, .model_elements = 1000, .seeds = 5};
+  EXPECT_EQ(search::timing_reps(50, 192), 10);  // two seconds of launches, never under 10
+  EXPECT_EQ(search::timing_reps(50, 30), 50);   // up to 100 ms: as configured
+  EXPECT_EQ(search::timing_reps(50, 1000), 10);
+  EXPECT_EQ(search::timing_reps(5, 500), 5);  // never more than configured
+  double bytes_only = search::cascade_seconds(g, 1000, std::nullopt, 7.4e9);
+  EXPECT_LT(bytes_only, 20.0);
+  double with_runs = search::cascade_seconds(g, 1000, std::nullopt, 7.4e9, 192, search::timing_reps(50, 192));
+  EXPECT_GT(with_runs, 24.0);  // G4 at 10 repetitions and G2's runs added: about what the gates take then
+  EXPECT_LT(with_runs, 40.0);
+  // The end-to-end gate's timing of a 192 ms model: 10 repetitions of both models, not a second and a half.
+  EXPECT_NEAR(search::end_to_end_seconds(g), 1.0 + (3 + 2 * 10) * 0.192, 1e-9);
+  g.model_run_s = 0.005;  // a 5 ms model: 50 repetitions, half a second
+  EXPECT_NEAR(search::end_to_end_seconds(g), 1.0 + (3 + 2 * 50) * 0.005, 1e-9);
+}
+
 TEST(SearchCost, ALaunchIteratesTheProductOfItsLiteralNumelArguments) {
   auto b = testing::corpus("cumsum_long_large");  // triton_spl_fused_cumsum_0.run(arg0_1, buf0, workspace_0, 4, 2097152)
   EXPECT_DOUBLE_EQ(search::model_elements(*b), 4.0 * 2097152);

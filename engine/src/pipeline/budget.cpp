@@ -14,6 +14,7 @@ void check_budget(Job& job) {
   job.cost.gpu = job.gpu();
   job.cost.model_elements = search::model_elements(*job.bundle);
   job.cost.seeds = job.o.gate.seeds;
+  job.cost.reps = job.o.gate.reps;
   if (job.gpu() || job.cost.model_elements <= 0) return;  // a GPU's runs take milliseconds; unknown sizes: try
   const double run_s = job.cost.model_elements * search::kInterpreterSecondsPerElement;
   const double baseline_s = search::kBaselineModelRuns * run_s;

@@ -161,6 +161,7 @@ void end_to_end(Job& job) {
   }
   job.say("end-to-end gate: the re-stitched model against the baseline");
   verify::CascadeOptions co = job.o.gate;  // the stitched modules carry the pins already
+  co.reps = search::timing_reps(co.reps, job.cost.model_run_s * 1e3);  // a 192 ms model: 10 repetitions, not 50
   // A kernel accepted on rounding-level differences only makes the float64 rule decide the model too.
   auto fp64_rule_only = [&] {
     for (const search::KernelOutcome& k : job.outcomes)

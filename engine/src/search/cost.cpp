@@ -44,24 +44,33 @@ double cascade_kernel_runs(int seeds) {
 }
 
 double cascade_seconds(const CostInputs& c, double kernel_elements, std::optional<double> earlier_s,
-                       double kernel_bytes) {
+                       double kernel_bytes, double kernel_run_ms, int g4_reps) {
   double model_s = c.model_run_s > 0 ? c.model_run_s : (c.gpu ? 0 : c.model_elements * kInterpreterSecondsPerElement);
   // The kernel's share of a model run; all of it when the sizes are not literal.
   double share = c.model_elements > 0 && kernel_elements > 0 ? std::min(1.0, kernel_elements / c.model_elements) : 1.0;
   // On a GPU the runs take milliseconds; a compile of the candidate (one to a few seconds) dominates.
   double s = c.gpu ? 2.0 + 2 * model_s + kGpuCascadeSecondsPerByte * kernel_bytes
                    : cascade_kernel_runs(c.seeds) * share * model_s + 2 * model_s;
+  // The kernel's own runs, where they are long: G2's (as counted for the interpreter) and G4's repetitions of the
+  // original and the candidate (the candidate counted at the original's time: not known before its run).
+  if (c.gpu && kernel_run_ms > 0) s += (cascade_kernel_runs(c.seeds) + 2.0 * std::max(0, g4_reps)) * kernel_run_ms / 1e3;
   return std::max(s, earlier_s.value_or(0));
 }
 
 double end_to_end_seconds(const CostInputs& c) {
   double model_s = c.model_run_s > 0 ? c.model_run_s : (c.gpu ? 0 : c.model_elements * kInterpreterSecondsPerElement);
-  return c.gpu ? 1.0 + kEndToEndModelRuns * model_s : kEndToEndModelRuns * model_s;
+  return c.gpu ? 1.0 + (kEndToEndModelRuns + 2.0 * timing_reps(c.reps, model_s * 1e3)) * model_s
+               : kEndToEndModelRuns * model_s;
 }
 
 int screen_reps(int configured, double launch_ms) {
   if (launch_ms <= 100) return configured;
   return std::clamp(static_cast<int>(1000.0 / launch_ms), 3, std::max(3, configured));
+}
+
+int timing_reps(int configured, double launch_ms) {
+  if (launch_ms <= 100) return configured;
+  return std::min(configured, std::max(10, static_cast<int>(2000.0 / launch_ms)));
 }
 
 double screen_launch_seconds(int reps, double launch_ms) {

@@ -46,6 +46,7 @@ struct CostInputs {
   double model_run_s = 0;      // one run of the baseline module (the baseline stage's own); 0: not measured
   double model_elements = 0;   // model_elements(bundle)
   int seeds = 5;
+  int reps = 50;               // G4's and the end-to-end gate's timed repetitions, as configured
 };
 
 // GPU: what a cascade spends per byte its kernel moves, beside the compile: G2's seeded draws and comparisons,
@@ -59,10 +60,15 @@ inline constexpr double kGpuCascadeSecondsPerByte = 2.0e-9;
 // take: G2's kernel runs at the kernel's share of a model run plus G3's two model runs (GPU: G3's runs, a
 // compile and the gates' work per byte, the timed repetitions being short), and never less than `earlier_s`,
 // what a cascade of this kernel took before.
+// `kernel_run_ms` (GPU, 0: not known): one run of the kernel's launches; on a kernel of a fifth of a second its runs
+// are most of the cascade (G2's runs, G4's repetitions of the original and the candidate), which the per-byte
+// figure does not see: a 192 ms exclusive cumsum's cascade took 35 s against an estimate of 17 s, started with
+// 20 s left, and its 21x winner was left out for want of the end-to-end gate's 1.6 s (H100, session 37).
 double cascade_seconds(const CostInputs& c, double kernel_elements, std::optional<double> earlier_s,
-                       double kernel_bytes = 0);
+                       double kernel_bytes = 0, double kernel_run_ms = 0, int g4_reps = 0);
 
-// Seconds the end-to-end gate will take: the search stops this much before the budget's end.
+// Seconds the end-to-end gate will take: the search stops this much before the budget's end. On a GPU its timing
+// (timing_reps of the baseline and the stitched model, the latter counted at the baseline's time) is in it.
 double end_to_end_seconds(const CostInputs& c);
 
 // GPU screening: a batch's candidates are compiled in one parallel wave (about this long, whatever the batch's
@@ -76,6 +82,11 @@ inline constexpr int kScreenExtraLaunches = 3;  // the worker's two warm-ups and
 // than 100 ms (a second of launches is plenty to rank candidates that differ by the margin G4 demands), never
 // under 3.
 int screen_reps(int configured, double launch_ms);
+
+// G4's timed repetitions: the configured count, fewer for kernels whose launch takes longer than 100 ms (two
+// seconds of the original's launches, never under 10: at a fifth of a second a launch varies by well under the
+// 3% G4 demands), so that a 192 ms kernel's G4 is 4 s rather than 12.
+int timing_reps(int configured, double launch_ms);
 
 // Seconds one screened source spends launching in a batch (the baseline's share, or a candidate's estimate).
 double screen_launch_seconds(int reps, double launch_ms);

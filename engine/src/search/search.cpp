@@ -146,8 +146,10 @@ class KernelSearch {
     }
   }
   double cascade_estimate() const {
-    return cascade_seconds(o_.cost, kernel_elements(*b_.graphs.at(graph_), *out_.profile.kernel), earlier_s_,
-                           static_cast<double>(out_.profile.cost.bytes()));
+    const auto& k = out_.profile;
+    return cascade_seconds(o_.cost, kernel_elements(*b_.graphs.at(graph_), *k.kernel), earlier_s_,
+                           static_cast<double>(k.cost.bytes()), k.time_ms.value_or(0.0),
+                           timing_reps(o_.cascade.reps, launch_ms()));
   }
 
   // Whether candidate i's cascade may start: not after an interrupt; otherwise when its estimate fits in the
@@ -309,6 +311,7 @@ class KernelSearch {
     } else {
       auto t0 = Clock::now();
       verify::CascadeOptions co = o_.cascade;
+      co.reps = timing_reps(co.reps, launch_ms());
       co.progress = [&](const std::string& line) { say(fmt::format("{} {}", rec.candidate.id, line)); };
       if (!o_.first_cascade_always) co.stop_at = o_.stop_at;
       rec.result = verify::run_cascade(sup_, b_, graph_, *out_.profile.kernel, rec.candidate.source, co);
