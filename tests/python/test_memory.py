@@ -248,7 +248,17 @@ def test_dropped_inputs_are_drawn_again_for_each_run():
         draws.append(1)
         return [torch.linspace(-3, 3, 5000), 7]
 
-    problem = _Problem(torch.nn.Linear(2, 2), redraw(), {}, "cpu", redraw)
+    reserved = []
+    reserve = memory.reserve
+    memory.reserve = lambda need, stage, keep=(): (reserved.append((need, stage)), reserve(need, stage, keep))[1]
+    try:
+        _dropped_inputs_are_drawn_again(_Problem, redraw, draws, reserved)
+    finally:
+        memory.reserve = reserve
+
+
+def _dropped_inputs_are_drawn_again(_Problem, redraw, draws, reserved):
+    problem = _Problem(torch.nn.Linear(2, 2), redraw(), {}, "cpu", redraw, {"draw": 123456})
     assert problem.recomputable()
     problem._release()
     problem.on_host = True
@@ -263,6 +273,9 @@ def test_dropped_inputs_are_drawn_again_for_each_run():
     assert len(draws) == 3 and b[0] is not a[0] and torch.equal(b[0], torch.linspace(-3, 3, 5000))
     # values() reads without taking: a kept draw stays, a dropped one is drawn and not kept.
     assert torch.equal(problem.values()[0], b[0]) and problem.inputs is None and len(draws) == 4
+    # Each draw first made room for what a draw allocates (measured when the redraw was checked), the
+    # problem's own drawing temporaries included.
+    assert reserved == [(123456, "drawing the problem's inputs again")] * 3, reserved
 
 
 def test_the_redraw_check_drops_the_first_draw_before_the_second(monkeypatch):
@@ -276,6 +289,13 @@ def test_the_redraw_check_drops_the_first_draw_before_the_second(monkeypatch):
 
     monkeypatch.setattr(memory, "on_gpu", lambda: True)
     monkeypatch.setattr(memory, "SPILL_MIN_BYTES", 1)
+
+    @contextlib.contextmanager
+    def measured(needs, key):  # the allocator's peak stands in: what the second draw took
+        yield
+        needs[key] = 999
+
+    monkeypatch.setattr(memory, "measured_peak", measured)
     values = torch.linspace(-3, 3, 5000)
     first = [values.clone(), 7]
     alive = weakref.ref(first[0])
@@ -287,9 +307,10 @@ def test_the_redraw_check_drops_the_first_draw_before_the_second(monkeypatch):
 
     monkeypatch.setattr(bundle_state, "input_redrawer", lambda d, dev: redraw)
     state = type("S", (), {"dir": "unused", "device": "cuda"})()
-    inputs = first
-    assert bundle_state._redraw_if_same(state, inputs) is redraw
+    inputs, needs = first, {}
+    assert bundle_state._redraw_if_same(state, inputs, needs) is redraw
     assert seen["first_alive"] is False  # gone before the second draw
+    assert needs == {"draw": 999}  # what every later draw makes room for
     assert inputs is first and torch.equal(inputs[0], values) and inputs[1] == 7
 
     # Other bytes the second time: kept as drawn, not redrawable.

@@ -110,11 +110,23 @@ class _Problem(memory.Spillable):
     under their seed (`redraw`) are dropped instead and drawn again when next needed: a draw of
     several GB takes a tenth of a second on the GPU, a copy to the host and back seconds."""
 
-    def __init__(self, model: torch.nn.Module, inputs: list, snapshot: dict, device: str, redraw=None):
+    def __init__(self, model: torch.nn.Module, inputs: list, snapshot: dict, device: str, redraw=None,
+                 needs: dict | None = None):
         self.model, self.inputs, self.snapshot = model, inputs, snapshot
         self.device = torch.device(device)
         self.redraw = redraw
+        self.needs = dict(needs or {})  # "draw": the most a draw allocated (memory.measured_peak)
         super().__init__()
+
+    def _draw(self) -> list:
+        """The inputs drawn again, with room made first for what a draw allocates: the problem's own
+        temporaries of drawing come on top of the inputs (a scaled and exponentiated fp16 input: two of
+        its size), and beside a launch record sharing the last run's inputs they put three inputs' worth
+        on the device (a 3.9 GB product at 3.0x torch.compile's peak)."""
+        # Measured by the check that a second draw gives the same bytes (_redraw_if_same), on the device.
+        memory.reserve(self.needs.get("draw", 0), "drawing the problem's inputs again", keep=(self,))
+        with memory.measured_peak(self.needs, "draw"):
+            return self.redraw()
 
     def recomputable(self) -> bool:
         return self.redraw is not None
@@ -144,7 +156,7 @@ class _Problem(memory.Spillable):
         torch.compile's peak in its baseline run, docs/memory.md). Others are copied."""
         self.touch()
         if self.redraw is not None:
-            drawn = self.inputs if self.inputs is not None and not self.on_host else self.redraw()
+            drawn = self.inputs if self.inputs is not None and not self.on_host else self._draw()
             self.inputs, self.on_host = None, False
             return drawn
         return [x.to(self.device, copy=True) if isinstance(x, torch.Tensor) else x for x in self.inputs]
@@ -152,10 +164,10 @@ class _Problem(memory.Spillable):
     def values(self) -> list:
         """The inputs as they are (read, never written): drawn again if dropped, not kept."""
         self.touch()
-        return self.redraw() if self.inputs is None else self.inputs
+        return self._draw() if self.inputs is None else self.inputs
 
 
-def _redraw_if_same(state: BundleState, inputs: list):
+def _redraw_if_same(state: BundleState, inputs: list, needs: dict | None = None):
     """The bundle's input redraw (bundle_runner.input_redrawer) when a second draw gives the same
     bytes as `inputs` (checked once, by fingerprint; a problem whose inputs are not reproducible is
     kept and spilled to the host as before); None for small inputs, which are never dropped.
@@ -173,7 +185,8 @@ def _redraw_if_same(state: BundleState, inputs: list):
     prints = [memory.fingerprint(x) for x in inputs if isinstance(x, torch.Tensor)]
     inputs.clear()  # the first draw's tensors go now: the caller's list held the only reference
     try:
-        again = redraw()
+        with memory.measured_peak(needs if needs is not None else {}, "draw"):  # what every later draw reserves
+            again = redraw()
     except Exception:  # noqa: BLE001 - not redrawable here: drawn as the first time, kept and spilled as before
         inputs.extend(rebuild_problem(state.dir, state.device)[1])
         return None
@@ -185,10 +198,10 @@ def _built(state: BundleState, dtype: torch.dtype | None) -> _Problem:
     """The problem for `dtype`, built on first use and kept with the bundle."""
     cached = state.problems.get(dtype)
     if cached is None:
-        redraw = None
+        redraw, needs = None, {}
         if dtype is None:
             model, inputs = rebuild_problem(state.dir, state.device)
-            redraw = _redraw_if_same(state, inputs)
+            redraw = _redraw_if_same(state, inputs, needs)
         else:
             base = _built(state, None)
             base.touch()
@@ -200,7 +213,7 @@ def _built(state: BundleState, dtype: torch.dtype | None) -> _Problem:
             inputs = [x.to(state.device, dtype) if isinstance(x, torch.Tensor) and x.is_floating_point()
                       else x.to(state.device) if isinstance(x, torch.Tensor) else x for x in base.values()]
         snapshot = {name: b.detach().clone() for name, b in model.named_buffers()}
-        cached = state.problems[dtype] = _Problem(model, inputs, snapshot, state.device, redraw)
+        cached = state.problems[dtype] = _Problem(model, inputs, snapshot, state.device, redraw, needs)
     return cached
 
 
