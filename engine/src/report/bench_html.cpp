@@ -221,8 +221,8 @@ void problem_table(std::string& out, const json& b, bool measured) {
     }
     // The accepted kernels' names are long: on hover (and in the problem's own report), not in the cell.
     std::string names;
-    for (const json& a : array(r, "accepted")) names += (names.empty() ? "" : "\n") + (a.is_string() ? a.get<std::string>() : "");
-    for (const json& a : array(r, "fused")) names += (names.empty() ? "" : "\n") + (a.is_string() ? a.get<std::string>() : "");
+    for (const char* key : {"accepted", "fused"})
+      for (const json& a : array(r, key)) names += (names.empty() ? "" : "\n") + (a.is_string() ? a.get<std::string>() : "");
     size_t fused = array(r, "fused").size();  // a chosen region: "+N" after k/n
     out += fmt::format("<td class=\"num\" data-v=\"{}\"{}>{}/{}{}</td>", format_count(r, "accepted_count"),
                        names.empty() ? "" : " title=\"" + h(names) + "\"", format_count(r, "accepted_count"),

@@ -49,21 +49,19 @@ def _inputs(state: BundleState, req: dict) -> dict[str, Any]:
     """Each bound name's tensor: the recorded argument, or a seed's draw from that record."""
     seed, kind = req.get("seed"), req.get("inputs", "matched")
     graph = req.get("graph", 0)
-    records = keep = _bound_records(state, req)
+    records = _bound_records(state, req)
+    # The recorded arguments are the inputs, or, for a seed, each record's statistics only (taken once, from the
+    # record on the device, and first: then no record need stay beside the draws).
+    back = records if seed is None else tuple(rec for rec in records if not rec.has_stats())
+    stage = "recorded arguments" if seed is None else "statistics"
+    for rec in back:  # all back first: one brought back must not send another away
+        rec.use(f"G2 of a region (the launches' {stage})", keep=back)
     if seed is not None:
-        # A seed's draw needs only each record's layout and statistics (taken once, from the record on the
-        # device), taken first: then no record need stay beside the draws.
-        missing = tuple(rec for rec in records if not rec.has_stats())
-        for rec in missing:  # all back first: one brought back must not send another away
-            rec.use("G2 of a region (the launches' statistics)", keep=missing)
-        for rec in missing:
+        for rec in back:
             rec.take_stats()
         drawn_bytes = sum(memory.storage_bytes(rec.args) for rec in records)
         transient = max((draw_transient_bytes(rec.args) for rec in records), default=0)
         memory.reserve(drawn_bytes + transient, f"G2 of a region (inputs for seed {seed})")
-        keep = ()
-    for rec in keep:  # all back first: one brought back must not send another away
-        rec.use("G2 of a region (the launches' recorded arguments)", keep=keep)
     drawn: dict = {}
     out = {}
     for b in req["bindings"]:
