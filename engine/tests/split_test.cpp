@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,7 @@
 
 #include "agents/coder/fusion/fusion.h"
 #include "agents/coder/fusion/split.h"
+#include "agents/coder/fusion/tile_addresses.h"
 #include "artifact/bundle.h"
 #include "results/record.h"
 #include "search/cost.h"
@@ -465,4 +467,85 @@ TEST(SegmentSplit, EveryFormCompilesForHopperWithoutAGpu) {
   EXPECT_EQ(run({bad.string()}, bad_log.string()), 1) << read(bad_log);
   EXPECT_NE(read(bad_log).find("CompilationError"), std::string::npos) << read(bad_log);
   fs::remove_all(dir);
+}
+
+TEST(TileAddresses, AWidenedSplitsAddressesAreABaseAStepAndTileOffsetsAndItsLoopIndexNarrows) {
+  // Inductor's widened form (draw 33811's row 46, shrunk): each address affine in the row's and the loop's
+  // aliases splits; the loop index then has no use but its mask and narrows; the partials' addresses (a
+  // segment index in them) stay as written.
+  std::string body =
+      "    xnumel = 96\n    r0_numel = 9001\n"
+      "    xoffset = (tl.program_id(0) // NSEG).to(tl.int64) * XBLOCK\n"
+      "    xindex = xoffset + tl.arange(0, XBLOCK)[:, None].to(tl.int64)\n"
+      "    xmask = xindex < xnumel\n"
+      "    r0_base = tl.arange(0, R0_BLOCK)[None, :].to(tl.int64)\n"
+      "    x0 = xindex\n"
+      "    m = tl.load(partials + (0 + xindex * NSEG + sidx), xmask, other=0.0)\n"
+      "    for r0_offset in tl.range(sseg * SEG, tl.minimum(sseg * SEG + SEG, r0_numel), R0_BLOCK):\n"
+      "        r0_index = r0_offset + r0_base\n"
+      "        r0_mask = r0_index < r0_numel\n"
+      "        rindex = r0_index\n"
+      "        r0_1 = r0_index\n"
+      "        tmp5 = tl.load(in_ptr0 + (r0_1 + 9001*x0), r0_mask & xmask, eviction_policy='evict_first', other=0.0)\n"
+      "        tl.store(out_ptr2 + (x0 + 96*r0_1), tmp5, r0_mask & xmask)\n";
+  agents::fusion::TiledAddresses t = agents::fusion::tile_addresses(body, 32, 64);
+  EXPECT_EQ(t.rewritten, 2);
+  EXPECT_TRUE(t.narrowed);
+  EXPECT_NE(t.body.find("tl.load(in_ptr0 + (9001*xoffset + tl.cast(r0_offset, tl.int64)) + (9001*kopt_xl + kopt_rl), "
+                        "r0_mask & xmask, eviction_policy='evict_first', other=0.0)"),
+            std::string::npos)
+      << t.body;
+  EXPECT_NE(t.body.find("tl.store(out_ptr2 + (xoffset + 96*tl.cast(r0_offset, tl.int64)) + (kopt_xl + 96*kopt_rl), tmp5"),
+            std::string::npos)
+      << t.body;
+  EXPECT_NE(t.body.find("    r0_base = tl.arange(0, R0_BLOCK)[None, :]\n    kopt_rl = tl.arange(0, R0_BLOCK)[None, :]\n"),
+            std::string::npos)
+      << t.body;
+  EXPECT_NE(t.body.find("tl.load(partials + (0 + xindex * NSEG + sidx)"), std::string::npos);
+  // A loop index read elsewhere keeps its 64 bits; tiles whose offsets could pass 2^31 keep the address.
+  std::string other = body + "        tmp6 = r0_1 * 3\n";
+  EXPECT_FALSE(agents::fusion::tile_addresses(other, 32, 64).narrowed);
+  EXPECT_EQ(agents::fusion::tile_addresses(body, int64_t{1} << 23, 64).rewritten, 1);  // 9001 * 2^23 > 2^31
+  // A kernel that does not widen is left alone.
+  std::string narrow = replaced(body, ".to(tl.int64) * XBLOCK", " * XBLOCK");
+  EXPECT_EQ(agents::fusion::tile_addresses(narrow, 32, 64).rewritten, 0);
+  EXPECT_EQ(agents::fusion::tile_addresses(narrow, 32, 64).body, narrow);
+}
+
+TEST(RegionCascadeWorker, AWidenedSoftmaxsSplitWithTileOffsetsPassesG1ToG3AndCompilesForHopper) {
+  // The widened fixture: every split variant's addresses split, G1-G3 in the interpreter, and Triton's compiler
+  // for sm_90 takes both launches.
+  const char* wide = "tests/python/data/softmax_transposed_out_bf16_wide_form";
+  Planned p = plan(wide);
+  auto s = splits(p);
+  ASSERT_FALSE(s.empty());
+  for (const auto* c : s) {
+    if (c->description.find("one launch") != std::string::npos) continue;
+    EXPECT_NE(c->description.find("address(es) as a 64-bit base a step and 32-bit tile offsets"), std::string::npos)
+        << c->description;
+    EXPECT_NE(c->edit.source.find("kopt_xl"), std::string::npos);
+  }
+  worker::Supervisor sup(cpu_worker());
+  verify::CascadeOptions o;
+  o.timeout = std::chrono::seconds(300);
+  o.seeds = 2;
+  std::string module = stitch::stitch(p.art(), {}, {}, {s[0]->edit});
+  verify::RegionCascadeResult ok = verify::run_region_cascade(sup, *p.bundle, 0, p.facts, module, o);
+  ASSERT_TRUE(ok.cascade.accepted) << results::cascade_json(ok.cascade).dump(2);
+  // An offset off by one row in the apply launch's store: wrong outputs, G2 fails.
+  std::string bad = replaced(module, "(kopt_xl + 96*kopt_rl)", "(kopt_xl + 96*kopt_rl + 96)");
+  ASSERT_NE(bad, module);
+  verify::RegionCascadeResult no = verify::run_region_cascade(sup, *p.bundle, 0, p.facts, bad, o);
+  EXPECT_FALSE(no.cascade.accepted);
+  fs::path f = fs::temp_directory_path() / fmt::format("kopt_wide_{}.py", ::getpid());
+  std::ofstream(f) << module;
+  std::string cmd = fmt::format("python3 {}/tools/compile_hopper.py {} 2>&1", KOPT_SOURCE_DIR, f.string());
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[512];
+  while (pipe && std::fgets(buf, sizeof buf, pipe)) out += buf;
+  int rc = pipe ? ::pclose(pipe) : -1;
+  EXPECT_EQ(WEXITSTATUS(rc), 0) << out;
+  EXPECT_NE(out.find("compiled for sm_90"), std::string::npos) << out;
+  fs::remove(f);
 }

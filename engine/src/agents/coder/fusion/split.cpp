@@ -15,6 +15,7 @@
 #include "agents/coder/fusion/coop_split.h"
 #include "agents/coder/fusion/split_launch.h"
 #include "agents/coder/fusion/split_loops.h"
+#include "agents/coder/fusion/tile_addresses.h"
 #include "agents/coder/templates/body.h"
 #include "artifact/pin_config.h"
 
@@ -142,6 +143,7 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
       return nlohmann::json{{"XBLOCK", t.xblock}, {"R0_BLOCK", t.r0_block}, {"num_warps", t.warps}, {"num_stages", 1}};
     };
     std::vector<stitch::NewLaunch> made;
+    int narrowed = 0;
     for (auto [suffix, body, mutated, programs, cfg] :
          {std::tuple{"_seg_stats", body_a, std::vector<std::string>{"partials"}, grid, config(st)},
           {"_seg_apply", body_b, std::vector<std::string>{}, apply_grid, config(at)}}) {
@@ -152,7 +154,10 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
       ps.push_back({"XBLOCK", "constexpr", false});
       ps.push_back({"R0_BLOCK", "constexpr", false});
       std::string args = fmt::format("{}, {}, {}, {}", fmt::join(T.ptr_args, ", "), T.scratch, programs, L.cols);
-      auto launch = split_kernel(T, suffix, body, ps, mutated, cfg, args, &w);
+      // A widened kernel's addresses as a base a step plus 32-bit offsets in the tile (tile_addresses.h).
+      TiledAddresses tiled = tile_addresses(body, cfg["XBLOCK"].get<int64_t>(), cfg["R0_BLOCK"].get<int64_t>());
+      narrowed += tiled.rewritten;
+      auto launch = split_kernel(T, suffix, tiled.body, ps, mutated, cfg, args, &w);
       if (!launch) return no(w);
       made.push_back(std::move(*launch));
     }
@@ -175,6 +180,7 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
                                 st.xblock > 1 ? fmt::format("tiles of {} rows", st.xblock) : "a row each", then,
                                 apply_grid / at.xblock, at.xblock, walk_words(apply_walk),
                                 ir::describe_config(config(st)), ir::describe_config(config(at)));
+    if (narrowed > 0) description += fmt::format("; {} address(es) as a 64-bit base a step and 32-bit tile offsets", narrowed);
     out.emplace_back(std::move(description), std::move(e));
   }
   if (out.empty()) return no_split("a row too short for two segments");
