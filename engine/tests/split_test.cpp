@@ -532,18 +532,6 @@ TEST(RegionCascadeWorker, AWidenedSoftmaxsSplitWithTileOffsetsPassesG1ToG3AndCom
   std::string module = stitch::stitch(p.art(), {}, {}, {s[0]->edit});
   verify::RegionCascadeResult ok = verify::run_region_cascade(sup, *p.bundle, 0, p.facts, module, o);
   ASSERT_TRUE(ok.cascade.accepted) << results::cascade_json(ok.cascade).dump(2);
-  // The 128-row tiles with the apply loop's exps fast: approximate, and within G2's and G3's tolerances here.
-  const agents::fusion::RegionCandidate* fast = nullptr;
-  for (const auto* c : s)
-    if (c->description.find("the row's exps fast (exp2)") != std::string::npos) fast = c;
-  ASSERT_NE(fast, nullptr);
-  EXPECT_NE(fast->description.find("tiles of 128 rows"), std::string::npos) << fast->description;
-  EXPECT_NE(fast->edit.source.find("tl.math.exp2(("), std::string::npos);
-  EXPECT_EQ(fast->edit.source.find("libdevice.exp("), std::string::npos);
-  EXPECT_NE(fast->edit.before[0].source.find("online_softmax_combine"), std::string::npos);  // statistics as written
-  verify::RegionCascadeResult quick =
-      verify::run_region_cascade(sup, *p.bundle, 0, p.facts, stitch::stitch(p.art(), {}, {}, {fast->edit}), o);
-  EXPECT_TRUE(quick.cascade.accepted) << results::cascade_json(quick.cascade).dump(2);
   // An offset off by one row in the apply launch's store: wrong outputs, G2 fails.
   std::string bad = replaced(module, "(kopt_xl + 96*kopt_rl)", "(kopt_xl + 96*kopt_rl + 96)");
   ASSERT_NE(bad, module);

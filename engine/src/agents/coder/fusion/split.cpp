@@ -33,30 +33,6 @@ constexpr int64_t kMaxSegment = 65536;
 // tile (64 x 64 floats for tiles of 64 columns).
 constexpr int64_t kMaxSegments = 64;
 
-// `body` with each `libdevice.exp(a)` of the second loop written `tl.math.exp2((a) * log2(e))` (ex2.approx.ftz:
-// results below 2^-126 flush to zero); the statistics keep theirs.
-std::string fast_exps(const std::string& body, const Loops& L) {
-  if (L.loop2.empty()) return body;
-  const std::string from = "libdevice.exp(";
-  size_t loop = body.rfind("    for r0_offset in ");
-  if (loop == std::string::npos) return body;
-  std::string out = body.substr(0, loop);
-  for (size_t i = loop; i < body.size();) {
-    size_t at = body.find(from, i);
-    if (at == std::string::npos) {
-      out += body.substr(i);
-      break;
-    }
-    size_t open = at + from.size(), close = open;
-    for (int depth = 1; close < body.size() && depth > 0; ++close) depth += body[close] == '(' ? 1 : body[close] == ')' ? -1 : 0;
-    if (close > body.size() || body[close - 1] != ')') return body;
-    out += body.substr(i, at - i) +
-           fmt::format("tl.math.exp2(({}) * 1.4426950408889634)", body.substr(open, close - 1 - open));
-    i = close;
-  }
-  return out;
-}
-
 // The two kernels' bodies for `p`; `partials` is the scratch parameter.
 std::pair<std::string, std::string> bodies(const Loops& L, const Plan& p) {
   int64_t rn = L.rows * p.nseg;
@@ -156,64 +132,56 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
     if ((rows_all_true && (L.rows % st.xblock || L.rows % at.xblock)) || nseg < 2 ||
         !seen.insert({st.xblock, at.xblock, at.r0_block, nseg}).second)
       continue;
-    // The 128-row tiles of a row read along and written across also come with the apply loop's exps fast
-    // (fast_exps): with exp cheap, the apply launch of a softmax over 1873 rows of 1.2M bf16 ran 5.7 ms against
-    // 7.5 (a hand-written probe, H100, session 38). Approximate: G2 and G3 judge it as any candidate.
-    auto [body_a, body_b_exact] = bodies(L, Plan{nseg, seg});
-    for (bool fast : {false, true}) {
-      std::string body_b = fast ? fast_exps(body_b_exact, L) : body_b_exact;
-      if (fast && (v != 1 || apply_walk != Walk::both || body_b == body_b_exact)) continue;
-      stitch::RegionEdit e;
-      e.launches = {li};
-      // Grid1D launches cdiv(xnumel, XBLOCK) programs: tiles x segments (the apply kernel without a second loop:
-      // tiles alone). The body keeps its own row count.
-      int64_t grid = stats_tiles * st.xblock * nseg,
-              apply_grid = L.loop2.empty() ? apply_tiles * at.xblock : apply_tiles * at.xblock * nseg;
-      auto config = [](const Tile& t) {
-        return nlohmann::json{{"XBLOCK", t.xblock}, {"R0_BLOCK", t.r0_block}, {"num_warps", t.warps}, {"num_stages", 1}};
-      };
-      std::vector<stitch::NewLaunch> made;
-      int narrowed = 0;
-      for (auto [suffix, body, mutated, programs, cfg] :
-           {std::tuple{"_seg_stats", body_a, std::vector<std::string>{"partials"}, grid, config(st)},
-            {"_seg_apply", body_b, std::vector<std::string>{}, apply_grid, config(at)}}) {
-        std::vector<DeclParam> ps = T.params;
-        ps.push_back({"partials", "*fp32", true});
-        ps.push_back({"xnumel", "i32", programs % 16 == 0});
-        ps.push_back({"r0_numel", "i32", divisible(k, "r0_numel")});
-        ps.push_back({"XBLOCK", "constexpr", false});
-        ps.push_back({"R0_BLOCK", "constexpr", false});
-        std::string args = fmt::format("{}, {}, {}, {}", fmt::join(T.ptr_args, ", "), T.scratch, programs, L.cols);
-        // A widened kernel's addresses as a base a step plus 32-bit offsets in the tile (tile_addresses.h).
-        TiledAddresses tiled = tile_addresses(body, cfg["XBLOCK"].get<int64_t>(), cfg["R0_BLOCK"].get<int64_t>());
-        narrowed += tiled.rewritten;
-        auto launch = split_kernel(T, suffix, tiled.body, ps, mutated, cfg, args, &w);
-        if (!launch) return no(w);
-        made.push_back(std::move(*launch));
-      }
-      e.before = {made[0]};
-      e.kernel = made[1].kernel, e.source = made[1].source, e.args = made[1].args;
-      int64_t floats = static_cast<int64_t>(ncomp) * L.rows * nseg;
-      e.scratch = {{T.scratch, fmt::format("{} = {}(({}, ), (1, ), torch.float32)", T.scratch, T.alloc, floats)}};
-      std::string then = L.loop2.empty() ? "each row's results" : "the row";
-      std::string description;
-      if (st.xblock == at.xblock && st.r0_block == at.r0_block)
-        description = fmt::format("split {} rows of {} into {} segments of {} ({} programs a pass{}: statistics, then "
-                                  "{}), {}",
-                                  L.rows, L.cols, nseg, seg, stats_tiles * nseg,
-                                  st.xblock > 1 ? fmt::format(", tiles of {} adjacent rows", st.xblock) : "", then,
-                                  ir::describe_config(config(st)));
-      else
-        description = fmt::format("split {} rows of {} into {} segments of {} (statistics: {} programs, {}; then {}: {} "
-                                  "programs, tiles of {} rows {}), {}; then {}",
-                                  L.rows, L.cols, nseg, seg, stats_tiles * nseg,
-                                  st.xblock > 1 ? fmt::format("tiles of {} rows", st.xblock) : "a row each", then,
-                                  apply_grid / at.xblock, at.xblock, walk_words(apply_walk),
-                                  ir::describe_config(config(st)), ir::describe_config(config(at)));
-      if (narrowed > 0) description += fmt::format("; {} address(es) as a 64-bit base a step and 32-bit tile offsets", narrowed);
-      if (fast) description += "; the row's exps fast (exp2)";
-      out.emplace_back(std::move(description), std::move(e));
+    auto [body_a, body_b] = bodies(L, Plan{nseg, seg});
+    stitch::RegionEdit e;
+    e.launches = {li};
+    // Grid1D launches cdiv(xnumel, XBLOCK) programs: tiles x segments (the apply kernel without a second loop:
+    // tiles alone). The body keeps its own row count.
+    int64_t grid = stats_tiles * st.xblock * nseg,
+            apply_grid = L.loop2.empty() ? apply_tiles * at.xblock : apply_tiles * at.xblock * nseg;
+    auto config = [](const Tile& t) {
+      return nlohmann::json{{"XBLOCK", t.xblock}, {"R0_BLOCK", t.r0_block}, {"num_warps", t.warps}, {"num_stages", 1}};
+    };
+    std::vector<stitch::NewLaunch> made;
+    int narrowed = 0;
+    for (auto [suffix, body, mutated, programs, cfg] :
+         {std::tuple{"_seg_stats", body_a, std::vector<std::string>{"partials"}, grid, config(st)},
+          {"_seg_apply", body_b, std::vector<std::string>{}, apply_grid, config(at)}}) {
+      std::vector<DeclParam> ps = T.params;
+      ps.push_back({"partials", "*fp32", true});
+      ps.push_back({"xnumel", "i32", programs % 16 == 0});
+      ps.push_back({"r0_numel", "i32", divisible(k, "r0_numel")});
+      ps.push_back({"XBLOCK", "constexpr", false});
+      ps.push_back({"R0_BLOCK", "constexpr", false});
+      std::string args = fmt::format("{}, {}, {}, {}", fmt::join(T.ptr_args, ", "), T.scratch, programs, L.cols);
+      // A widened kernel's addresses as a base a step plus 32-bit offsets in the tile (tile_addresses.h).
+      TiledAddresses tiled = tile_addresses(body, cfg["XBLOCK"].get<int64_t>(), cfg["R0_BLOCK"].get<int64_t>());
+      narrowed += tiled.rewritten;
+      auto launch = split_kernel(T, suffix, tiled.body, ps, mutated, cfg, args, &w);
+      if (!launch) return no(w);
+      made.push_back(std::move(*launch));
     }
+    e.before = {made[0]};
+    e.kernel = made[1].kernel, e.source = made[1].source, e.args = made[1].args;
+    int64_t floats = static_cast<int64_t>(ncomp) * L.rows * nseg;
+    e.scratch = {{T.scratch, fmt::format("{} = {}(({}, ), (1, ), torch.float32)", T.scratch, T.alloc, floats)}};
+    std::string then = L.loop2.empty() ? "each row's results" : "the row";
+    std::string description;
+    if (st.xblock == at.xblock && st.r0_block == at.r0_block)
+      description = fmt::format("split {} rows of {} into {} segments of {} ({} programs a pass{}: statistics, then "
+                                "{}), {}",
+                                L.rows, L.cols, nseg, seg, stats_tiles * nseg,
+                                st.xblock > 1 ? fmt::format(", tiles of {} adjacent rows", st.xblock) : "", then,
+                                ir::describe_config(config(st)));
+    else
+      description = fmt::format("split {} rows of {} into {} segments of {} (statistics: {} programs, {}; then {}: {} "
+                                "programs, tiles of {} rows {}), {}; then {}",
+                                L.rows, L.cols, nseg, seg, stats_tiles * nseg,
+                                st.xblock > 1 ? fmt::format("tiles of {} rows", st.xblock) : "a row each", then,
+                                apply_grid / at.xblock, at.xblock, walk_words(apply_walk),
+                                ir::describe_config(config(st)), ir::describe_config(config(at)));
+    if (narrowed > 0) description += fmt::format("; {} address(es) as a 64-bit base a step and 32-bit tile offsets", narrowed);
+    out.emplace_back(std::move(description), std::move(e));
   }
   if (out.empty()) return no_split("a row too short for two segments");
   for (auto& c : late) out.push_back(std::move(c));
