@@ -108,7 +108,7 @@ def row46(d):
     print(f"  baseline {tb:.3f} ms {kb}", flush=True)
     src = open(f"{d}/regions/g0-r0/001-split_segments.py").read()
     variants = [("as proposed 001", src)]
-    for f in ("002-split_segments.py", "003-split_segments.py"):
+    for f in sorted(os.listdir(f"{d}/regions/g0-r0"))[1:]:
         variants.append((f"as proposed {f[:3]}", open(f"{d}/regions/g0-r0/{f}").read()))
     for xb, rb, w, st in [(32, 64, 4, 1), (32, 128, 8, 1), (64, 64, 8, 1), (64, 128, 8, 1), (64, 128, 16, 1),
                           (128, 64, 8, 1), (64, 256, 16, 1), (32, 256, 8, 1), (16, 256, 8, 1), (32, 64, 8, 2),

@@ -2,10 +2,12 @@
 //
 // Inductor widens a kernel's indices to 64 bits once a tensor passes 2^31 elements (`xoffset =
 // tl.program_id(0).to(tl.int64) * XBLOCK`, `r0_base = tl.arange(0, R0_BLOCK)[None, :].to(tl.int64)`), so every
-// element of every load and store computes its address with 64-bit products (`r0_1 + 1212344*x0`). On the
-// H100 that arithmetic, not memory, bounded the segment split's apply launch of a softmax over 1873 rows of
-// 1.2M bf16 written across: 10.7 ms with 64-bit addresses, 7.5 ms with a base a step and 32-bit offsets, for
-// 9 GB that a copy moves in 3.0 ms (benchmarks/results/s38/split_hand_probe.py).
+// element of every load and store computes its address with 64-bit products (`r0_1 + 1212344*x0`). In a
+// hand-written apply launch of a softmax over 1873 rows of 1.2M bf16 written across (H100,
+// benchmarks/results/s38/split_hand_probe.py) that arithmetic cost 10.7 against 7.5 ms, and 7.3 against 5.7
+// once its exps were cheap, for 9 GB a copy moves in 3.0 ms. In the split's own kernels, Inductor's statements
+// kept, no difference was measured yet (8.20 against 8.23 ms: a true division an element and eviction hints
+// are there too); exact integers either way, so nothing is risked where it does not help.
 //
 // An address `ptr + (c + a*x + b*r)`, affine in the row index's aliases (x: `x0 = xindex`) and the loop
 // index's (r: `r0_1 = r0_index`), is written `ptr + (c + a*xoffset + b*r0_offset) + (a*xl + b*rl)`: the same
