@@ -94,3 +94,18 @@ TEST(WorkerReplies, OptionalFieldsTakeTheirDefaultsAndTheRawReplyIsKept) {
   EXPECT_EQ(reply_error([](const json& j) { return worker::parse_run_module(j, true); }, rm),
             "the worker's run_module reply lacks 'candidate_vs_fp64'");
 }
+
+TEST(WorkerReplies, AFloat64RunLeftToG3SaysWhyAndOneMadeCarriesItsComparison) {
+  json deferred = {{"ok", true}, {"deferred", "the float64 model needs 44 GiB ... on the host's CPUs"}, {"need_bytes", 1}};
+  worker::RunFp64Reply d = worker::parse_run_fp64(deferred);
+  EXPECT_TRUE(d.ok);
+  EXPECT_NE(d.deferred.find("host's CPUs"), std::string::npos);
+  EXPECT_TRUE(d.baseline_vs_fp64.is_null());
+  worker::RunFp64Reply m = worker::parse_run_fp64(json{{"ok", true}, {"baseline_vs_fp64", {{"outputs", json::array()}}}});
+  EXPECT_TRUE(m.deferred.empty());
+  EXPECT_TRUE(m.baseline_vs_fp64.is_object());
+  // Neither: the comparison is required.
+  EXPECT_EQ(reply_error(worker::parse_run_fp64, json{{"ok", true}}), "the worker's run_fp64 reply lacks 'baseline_vs_fp64'");
+  EXPECT_EQ(reply_error(worker::parse_run_fp64, json{{"ok", true}, {"deferred", 3}}),
+            "the worker's run_fp64 reply has 'deferred' as number, not a string");
+}

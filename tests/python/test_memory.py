@@ -820,3 +820,30 @@ def test_bounded_parts_of_a_padded_buffer_cover_it_once_in_small_views():
     assert torch.equal(again, t)  # the same layout gets the same fill: elements neither run writes compare equal
     up = memory.upcast_in_slices(t.to(torch.bfloat16), "cpu", torch.float64, slice_elements=10)
     assert up.dtype == torch.float64 and torch.equal(up, t.to(torch.bfloat16).to(torch.float64))
+
+
+def test_a_float64_reference_that_would_run_on_the_host_is_left_to_g3(monkeypatch):
+    # The baseline stage asks for the float64 model only for the report; where its float64 need passes the soft
+    # target it would run on the host's CPUs (15.6 s of a 60 s budget for a 3.7 GB cumsum, H100): with
+    # `defer_host` it is not made, and the reply says why. Without `defer_host`, and once the plan has room,
+    # it is made as before, with the same comparison.
+    from kernelopt.worker import bundle_state
+    from kernelopt.worker.ops import bundle_ops
+
+    with _baseline_state(monkeypatch, "softmax_lastdim") as state:
+        assert bundle_state.fp64_host_need(state) is None  # CPU mode: never the host's "elsewhere"
+        made = []
+        monkeypatch.setattr(bundle_state, "_fp64_reference",
+                            (lambda real: lambda s: (made.append(1), real(s))[1])(bundle_state._fp64_reference))
+        monkeypatch.setattr(state, "device", "cuda")
+        monkeypatch.setattr(memory, "fits_after_spill", lambda need: False)
+        need = bundle_state.fp64_host_need(state)
+        assert need is not None and need >= bundle_state.run_bytes(state.meta, torch.float64)
+        r = bundle_ops.run_fp64({"bundle": state.dir, "defer_host": True})
+        assert "baseline_vs_fp64" not in r and r["need_bytes"] == need
+        assert "host's CPUs" in r["deferred"] and "fp64" not in state.references and not made
+        monkeypatch.setattr(state, "device", "cpu")
+        r = bundle_ops.run_fp64({"bundle": state.dir, "defer_host": True})
+        assert "deferred" not in r and r["baseline_vs_fp64"]["outputs"] and made == [1]
+        monkeypatch.setattr(state, "device", "cuda")
+        assert bundle_state.fp64_host_need(state) is None  # made now: nothing left to defer

@@ -119,8 +119,17 @@ void baseline(Job& job) {
   if (!base.match) {
     // Vendor kernels may differ from eager (TF32 convolutions); the float64 model decides whether the
     // baseline is still as accurate as its precision allows. G3 compares candidates with the same rule.
-    worker::RunFp64Reply fp64 = must(worker::run_fp64(*job.sup, job.bundle_dir, job.timeout()), "the float64 run");
-    job.baseline["vs_fp64"] = fp64.baseline_vs_fp64;
+    // On a GPU a float64 model that would run on the host (its need past the memory plan's soft target) is left
+    // to G3, which makes it only for a candidate outside the baseline's tolerance: on the host it took 15.6 s of
+    // a 60 s budget (a bf16 cumsum over 524288 x 3527, H100, session 38), and G3 needed it for no candidate.
+    worker::RunFp64Reply fp64 = must(worker::run_fp64(*job.sup, job.bundle_dir, job.timeout(), job.gpu()),
+                                     "the float64 run");
+    if (!fp64.deferred.empty()) {
+      job.baseline["vs_fp64"] = {{"deferred", fp64.deferred}};
+      job.say("the float64 reference is left to G3: " + fp64.deferred);
+    } else {
+      job.baseline["vs_fp64"] = fp64.baseline_vs_fp64;
+    }
   }
 }
 

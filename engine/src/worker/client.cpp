@@ -99,8 +99,10 @@ Reply load_bundle(Supervisor& sup, const std::string& bundle, Timeout t) {
 RunBaselineReply run_baseline(Supervisor& sup, const std::string& bundle, Timeout t) {
   return parse_run_baseline(sup.call(bundle_request("run_baseline", bundle), t));
 }
-RunFp64Reply run_fp64(Supervisor& sup, const std::string& bundle, Timeout t) {
-  return parse_run_fp64(sup.call(bundle_request("run_fp64", bundle), t));
+RunFp64Reply run_fp64(Supervisor& sup, const std::string& bundle, Timeout t, bool defer_host) {
+  json j = bundle_request("run_fp64", bundle);
+  if (defer_host) j["defer_host"] = true;
+  return parse_run_fp64(sup.call(std::move(j), t));
 }
 Reply capture(Supervisor& sup, const nlohmann::json& req, Timeout t) {
   nlohmann::json r = req;

@@ -141,7 +141,9 @@ nlohmann::json bundle_request(std::string_view op, const std::string& bundle);
 
 Reply load_bundle(Supervisor& sup, const std::string& bundle, Timeout t);
 RunBaselineReply run_baseline(Supervisor& sup, const std::string& bundle, Timeout t);
-RunFp64Reply run_fp64(Supervisor& sup, const std::string& bundle, Timeout t);
+// `defer_host`: a reference that would run on the host (its float64 need passes the memory plan's soft target) is
+// not made; the reply's `deferred` says why.
+RunFp64Reply run_fp64(Supervisor& sup, const std::string& bundle, Timeout t, bool defer_host = false);
 // capture: a problem file captured into the bundle `out` inside the worker (docs/protocol.md); raw fields
 // `capture_seconds`, `capture_stages`, `eager_vs_compiled`, or the capture's one-line error.
 Reply capture(Supervisor& sup, const nlohmann::json& req, Timeout t);

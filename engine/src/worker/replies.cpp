@@ -181,7 +181,12 @@ RunBaselineReply parse_run_baseline(json raw) {
 RunFp64Reply parse_run_fp64(json raw) {
   auto r = start<RunFp64Reply>(std::move(raw));
   if (!r.ok) return r;
-  r.baseline_vs_fp64 = Fields(r.raw, "run_fp64").object("baseline_vs_fp64");
+  Fields f(r.raw, "run_fp64");
+  if (auto why = f.opt_string("deferred")) {
+    r.deferred = *why;
+    return r;
+  }
+  r.baseline_vs_fp64 = f.object("baseline_vs_fp64");
   return r;
 }
 

@@ -98,7 +98,8 @@ RunBaselineReply parse_run_baseline(nlohmann::json raw);
 
 // run_fp64: the baseline against the float64 model.
 struct RunFp64Reply : Reply {
-  nlohmann::json baseline_vs_fp64;
+  nlohmann::json baseline_vs_fp64;  // null when deferred
+  std::string deferred;             // why the reference was not made (asked with defer_host); empty when it was
 };
 RunFp64Reply parse_run_fp64(nlohmann::json raw);
 

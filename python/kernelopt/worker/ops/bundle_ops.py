@@ -14,8 +14,8 @@ from typing import Any
 import torch
 
 from ..bundle_runner import is_kernel_file
-from ..bundle_state import (BundleState, baseline_self, candidate_launcher, get_bundle, model_runner, reference,
-                            run_bytes, run_model, stitched_modules)
+from ..bundle_state import (BundleState, baseline_self, candidate_launcher, fp64_host_need, get_bundle, model_runner,
+                            reference, run_bytes, run_model, stitched_modules)
 from ..measure import compare as cmp
 from ..measure import memory
 from ..measure.launches import (LaunchRecord, chosen_config, draw_transient_bytes, kernel_decls, record_launches,
@@ -372,8 +372,16 @@ def run_module(req: dict) -> dict:
 @op("run_fp64")
 def run_fp64(req: dict) -> dict:
     """The problem's model in float64 on upcast inputs (the reference G3 falls back to), against
-    the baseline modules' output; reports the baseline's error relative to float64."""
+    the baseline modules' output; reports the baseline's error relative to float64. With
+    `defer_host`, a reference that would run on the host is not made: `deferred` says why."""
     state = get_bundle(req)
+    if req.get("defer_host") and (need := fp64_host_need(state)) is not None:
+        # The baseline stage asks only for the report: a reference that would run on the host waits
+        # for a candidate that needs it (G3 outside the baseline's tolerance), which may never come.
+        return {"deferred": f"the float64 model needs {memory.gib(need)} on the device, above what the memory "
+                            f"plan's soft target leaves ({memory.gib(memory.target())}): it would run on the host's "
+                            f"CPUs, so it runs only if a candidate needs it (G3 outside the baseline's tolerance)",
+                "need_bytes": need}
     reference(state, "fp64")  # the run first, the references read after it
     ref = reference(state, "fp64")
     baseline = reference(state, "baseline")
