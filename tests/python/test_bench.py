@@ -311,8 +311,9 @@ def test_worker_bench_ops(monkeypatch):
     state = bundle_state.get_bundle({"bundle": bundle})
     seen = {}
 
-    def fake_interleaved(fns, reps, prepare, warmup=5):
+    def fake_interleaved(fns, reps, prepare, warmup=5, flush_l2=True):
         seen.setdefault("calls", []).append((len(fns), reps, warmup))
+        seen.setdefault("flushed", []).append(flush_l2)
         if len(fns) == 3:
             seen["same_path"] = fns[1] is fns[2]  # torch.compile and optimized: one compiled callable
         outs = []
@@ -340,6 +341,18 @@ def test_worker_bench_ops(monkeypatch):
     seen["calls"] = []
     r = bench_ops.side_by_side(state, {"sources": [changed], "reps": 20})
     assert seen["calls"] == [(1, 3, 1), (2, 20, 5)] and r["eager"]["reps"] == 3 and "reps" not in r["compiled"], r
+    assert seen["flushed"][-2:] == [True, True] and "l2" not in r["eager"]
+    # An eager run that with the L2 flush buffer beside it would pass the memory plan's soft target (a small BCE's
+    # fp16 intermediate: 3.15x torch.compile's peak) is timed apart without the flush, and says so; the other two
+    # keep theirs.
+    monkeypatch.setattr(bench_ops, "_eager_reps", lambda eager, reps: reps)
+    flush = bench_ops.timing.flush_bytes()
+    monkeypatch.setattr(bench_ops.memory, "fits_after_spill",
+                        lambda need: need < bench_ops.eager_need(state) + flush)
+    seen["calls"], seen["flushed"] = [], []
+    r = bench_ops.side_by_side(state, {"sources": [changed], "reps": 20})
+    assert seen["calls"] == [(1, 20, 5), (2, 20, 5)] and seen["flushed"] == [False, True], seen
+    assert "not flushed" in r["eager"]["l2"] and "l2" not in r["compiled"] and "l2" not in r["optimized"], r
 
     assert bench_ops.forget_bundles({})["forgotten"] >= 1 and not bundle_state.loaded_bundles
 

@@ -609,7 +609,7 @@ def test_an_eager_run_past_the_target_runs_on_the_host_and_is_not_timed(monkeypa
         state = bundle_state.get_bundle({"bundle": bundle})
         assert not state.references["eager"].recomputable()
         monkeypatch.setattr(bench_ops.timing, "time_interleaved",
-                            lambda fns, reps, prepare, warmup=5: [{"median_ms": 1.0 + i} for i in range(len(fns))])
+                            lambda fns, reps, prepare, warmup=5, flush_l2=True: [{"median_ms": 1.0 + i} for i in range(len(fns))])
         monkeypatch.setattr(bench_ops.torch.cuda, "synchronize", lambda: None)
         monkeypatch.setattr(bench_ops, "_kernel_times", lambda fn, prep, reps, names, warmup=3: {"triton_names": sorted(names)})
         t = bench_ops.side_by_side(state, {"reps": 1})
