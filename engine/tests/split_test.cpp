@@ -532,6 +532,21 @@ TEST(RegionCascadeWorker, AWidenedSoftmaxsSplitWithTileOffsetsPassesG1ToG3AndCom
   std::string module = stitch::stitch(p.art(), {}, {}, {s[0]->edit});
   verify::RegionCascadeResult ok = verify::run_region_cascade(sup, *p.bundle, 0, p.facts, module, o);
   ASSERT_TRUE(ok.cascade.accepted) << results::cascade_json(ok.cascade).dump(2);
+  // The 128-row tiles with the apply loop's division by the row's sum as one reciprocal a row: within G2's and
+  // G3's tolerances here; the statistics as written.
+  const agents::fusion::RegionCandidate* fast = nullptr;
+  for (const auto* c : s)
+    if (c->description.find("divisions by the row's values as one reciprocal a row") != std::string::npos) fast = c;
+  ASSERT_NE(fast, nullptr);
+  EXPECT_NE(fast->description.find("tiles of 128 rows"), std::string::npos) << fast->description;
+  EXPECT_NE(fast->edit.source.find("    kopt_rcp_tmp4 = 1.0 / tmp4\n    for r0_offset in "), std::string::npos)
+      << fast->edit.source;
+  EXPECT_NE(fast->edit.source.find("tmp9 = (tmp8 * kopt_rcp_tmp4)"), std::string::npos);
+  EXPECT_EQ(fast->edit.source.find("(tmp8 / tmp4)"), std::string::npos);
+  EXPECT_NE(fast->edit.source.find("libdevice.exp(tmp7)"), std::string::npos);
+  verify::RegionCascadeResult quick =
+      verify::run_region_cascade(sup, *p.bundle, 0, p.facts, stitch::stitch(p.art(), {}, {}, {fast->edit}), o);
+  EXPECT_TRUE(quick.cascade.accepted) << results::cascade_json(quick.cascade).dump(2);
   // An offset off by one row in the apply launch's store: wrong outputs, G2 fails.
   std::string bad = replaced(module, "(kopt_xl + 96*kopt_rl)", "(kopt_xl + 96*kopt_rl + 96)");
   ASSERT_NE(bad, module);
