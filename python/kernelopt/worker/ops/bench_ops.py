@@ -109,8 +109,8 @@ def side_by_side(state, req: dict) -> dict:
     # with the L2 as its previous call left it, and says so; torch.compile and optimized keep their flush.
     flush = timing.flush_bytes()
     eager_flushed = timed_eager and memory.fits_after_spill(eager_need(state) + flush)
-    need = max(run_need(state) + flush, run_need(state, "eager") + (flush if eager_flushed else 0) if timed_eager else 0)
-    memory.reserve(need, "the bench's side-by-side timing")
+    eager_run = run_need(state, "eager") + (flush if eager_flushed else 0) if timed_eager else 0
+    memory.reserve(max(run_need(state) + flush, eager_run), "the bench's side-by-side timing")
     compiled = model_runner(state, switches)
     # Eager reads the compiled runs' own input copies: a second copy of GB-sized inputs was the largest
     # part of the bench's peak memory (docs/memory.md); both sides read, neither writes, the inputs.

@@ -44,10 +44,7 @@ std::string row_reciprocals(const std::string& body, const Loops& L) {
   std::string before = body.substr(0, loop), inside = body.substr(loop), out, hoisted;
   auto names = [](const std::string& text) {  // what the statements of `text` assign
     std::set<std::string> n;
-    std::istringstream lines(text);
-    for (std::string l; std::getline(lines, l);)
-      if (size_t at = l.find_first_not_of(' '); at != std::string::npos)
-        for (const std::string& a : templates::assigned_names(l.substr(at))) n.insert(a);
+    for (const templates::LogicalLine& l : templates::logical_lines(text)) n.merge(templates::assigned_names(l.text));
     return n;
   };
   const std::set<std::string> row_values = names(before), loop_values = names(inside);
@@ -168,18 +165,18 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> segment_split(const ir::
     // rows of 1.2M bf16 ran 5.7 ms with exp2 and a reciprocal against 7.5 with exp and the division, where exp2
     // alone in the split's kernels gained nothing (H100, session 38). Not exact: G2 and G3 judge it.
     auto [body_a, body_b_exact] = bodies(L, Plan{nseg, seg});
+    // Grid1D launches cdiv(xnumel, XBLOCK) programs: tiles x segments (the apply kernel without a second loop:
+    // tiles alone). The body keeps its own row count.
+    const int64_t grid = stats_tiles * st.xblock * nseg,
+                  apply_grid = L.loop2.empty() ? apply_tiles * at.xblock : apply_tiles * at.xblock * nseg;
+    auto config = [](const Tile& t) {
+      return nlohmann::json{{"XBLOCK", t.xblock}, {"R0_BLOCK", t.r0_block}, {"num_warps", t.warps}, {"num_stages", 1}};
+    };
     for (bool fast : {false, true}) {
       std::string body_b = fast ? row_reciprocals(body_b_exact, L) : body_b_exact;
       if (fast && (v != 1 || apply_walk != Walk::both || body_b == body_b_exact)) continue;
       stitch::RegionEdit e;
       e.launches = {li};
-      // Grid1D launches cdiv(xnumel, XBLOCK) programs: tiles x segments (the apply kernel without a second loop:
-      // tiles alone). The body keeps its own row count.
-      int64_t grid = stats_tiles * st.xblock * nseg,
-              apply_grid = L.loop2.empty() ? apply_tiles * at.xblock : apply_tiles * at.xblock * nseg;
-      auto config = [](const Tile& t) {
-        return nlohmann::json{{"XBLOCK", t.xblock}, {"R0_BLOCK", t.r0_block}, {"num_warps", t.warps}, {"num_stages", 1}};
-      };
       std::vector<stitch::NewLaunch> made;
       int narrowed = 0;
       for (auto [suffix, body, mutated, programs, cfg] :

@@ -1,5 +1,6 @@
 #include "agents/coder/fusion/tile_addresses.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "agents/coder/fusion/split_launch.h"
+#include "agents/coder/fusion/split_loops.h"
 #include "agents/coder/templates/body.h"
 #include "artifact/index_map.h"
 #include "artifact/pyparse/ast.h"
@@ -88,12 +90,6 @@ std::set<std::string> aliases(const std::vector<LogicalLine>& lines, const std::
   return out;
 }
 
-bool mentions_any(const std::string& text, const std::set<std::string>& names) {
-  for (const std::string& w : templates::words(text))
-    if (names.count(w)) return true;
-  return false;
-}
-
 }  // namespace
 
 TiledAddresses tile_addresses(const std::string& body, int64_t xblock, int64_t r0_block) {
@@ -115,7 +111,6 @@ TiledAddresses tile_addresses(const std::string& body, int64_t xblock, int64_t r
   }
   if (!wide || !has_x) return out;
   std::set<std::string> xs = aliases(lines, "xindex"), rs = has_r ? aliases(lines, "r0_index") : std::set<std::string>{};
-  rs.insert("rindex");  // `rindex = r0_index`, Inductor's older name
   std::vector<LogicalLine> written;
   bool used_x = false, used_r = false, r_elsewhere = false;
   for (const LogicalLine& l : lines) {
@@ -133,10 +128,8 @@ TiledAddresses tile_addresses(const std::string& body, int64_t xblock, int64_t r
     bool alias_def = false;
     for (const std::string& r : rs)
       if (l.text == r + " = r0_index" || l.text == r + " = r0_offset + r0_base") alias_def = true;
-    if (!alias_def && l.text != "r0_mask = r0_index < r0_numel") {
-      std::string rest = n.text;
-      if (mentions_any(rest, rs)) r_elsewhere = true;
-    }
+    if (!alias_def && l.text != "r0_mask = r0_index < r0_numel")
+      r_elsewhere |= std::any_of(rs.begin(), rs.end(), [&](const std::string& r) { return mentions(n.text, r); });
     written.push_back(std::move(n));
   }
   if (out.rewritten == 0) return out;
