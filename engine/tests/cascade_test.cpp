@@ -146,6 +146,19 @@ TEST(CascadeRules, Float64RuleAllowsTwoUnitsInTheLastPlaceOfTheOutputsDtype) {
   EXPECT_FALSE(verify::model_verdict(reply(2.8e-7, 1.5e-7, "float64"), o, true).passed);
 }
 
+TEST(CascadeRules, AnElementwiseMatchBeyondItsScaleIsNamed) {
+  // A bf16 output whose values all sit near 2e-5: 58% of its scale off, yet within atol 0.01 elementwise.
+  json c = {{"ok", true},
+            {"args", json::array({json{{"arg", 0}, {"ok", true}, {"scaled_ok", true}, {"max_rel", 0.004}},
+                                  json{{"arg", 1}, {"ok", true}, {"scaled_ok", false}, {"max_rel", 0.58}},
+                                  json{{"arg", 2}, {"ok", false}, {"scaled_ok", false}, {"max_rel", 0.9}},
+                                  json{{"arg", 3}, {"ok", true}}})}};  // an integer tensor: no scale
+  json off = verify::beyond_scale(c, "args");
+  ASSERT_EQ(off.size(), 1u);
+  EXPECT_EQ(off[0]["arg"], 1);  // arg 2 fails elementwise already: G2's own mismatch, not this rule's
+  EXPECT_TRUE(verify::beyond_scale(json{{"args", json::array()}}, "args").empty());
+}
+
 TEST(CascadeWorker, CompilesFindingAndEndToEndGate) {
   auto b = ir::load_bundle(kBundle);
   const ir::Kernel& k = b->graphs[0]->kernels.at(0);

@@ -126,8 +126,12 @@ GateRecord g2(worker::Supervisor& sup, const ir::Bundle& b, size_t graph, const 
         runs.push_back(summary);
         return {"G2", GateStatus::failed, {{"runs", runs}, {"reason", "the candidate did not run"}}};
       }
-      summary["match"] = r.match;
       summary["max_rel"] = worst_rel(r.comparison, "args");
+      // On ordinary inputs an elementwise match must also hold within rtol of each output's scale (rules.h).
+      json off_scale = ordinary_inputs(run) ? beyond_scale(r.comparison, "args") : json::array();
+      if (r.match && !off_scale.empty())
+        return failed_beyond_scale(summary, runs, off_scale, "the original kernel's", "mismatched_args");
+      summary["match"] = r.match;
       if (r.deterministic) summary["deterministic"] = *r.deterministic;
       if (!r.match && r.rounding_only) {
         // Every difference is at most a tenth of the tolerance relative to the output's scale (a changed

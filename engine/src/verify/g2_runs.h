@@ -2,6 +2,7 @@
 // (region_cascade.cpp): which inputs, which poison fill, which runs repeat (docs/gates.md, "G2").
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 namespace kopt::verify {
@@ -26,5 +27,9 @@ struct G2Run {
 // With `small`, the recorded inputs run once more with the candidate under the small config (several
 // programs per axis, several passes of every loop), right after the first run: one more run per launch.
 std::vector<G2Run> g2_runs(int seeds, bool small);
+
+// The recorded inputs or a distribution-matched seed: outputs with a meaningful scale, which G2 holds an
+// elementwise match to (rules.h, beyond_scale); the symmetric, mirrored and special draws may give rounding noise.
+inline bool ordinary_inputs(const G2Run& r) { return r.seed < 0 || std::string_view(r.inputs) == "matched"; }
 
 }  // namespace kopt::verify

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "util/error.h"
 
 namespace kopt::verify {
@@ -27,6 +29,25 @@ double worst_rel(const json& comparison, const char* list) {
   double worst = 0;
   for (const auto& t : comparison.value(list, json::array())) worst = std::max(worst, t.value("max_rel", 0.0));
   return worst;
+}
+
+json beyond_scale(const json& comparison, const char* list) {
+  json out = json::array();
+  for (const auto& t : comparison.value(list, json::array()))
+    if (t.value("ok", true) && !t.value("scaled_ok", true)) out.push_back(t);
+  return out;
+}
+
+GateRecord failed_beyond_scale(json summary, json runs, json off_scale, const std::string& whose,
+                               const char* list_key) {
+  summary["match"] = false;
+  summary["beyond_scale"] = true;
+  runs.push_back(std::move(summary));
+  return {"G2", GateStatus::failed,
+          {{"runs", std::move(runs)},
+           {"reason", fmt::format("outputs differ from {} by more than rtol of their own scale (within atol "
+                                  "elementwise: values far below atol)", whose)},
+           {list_key, std::move(off_scale)}}};
 }
 
 double rounding_floor(const std::string& dtype) {

@@ -20,6 +20,19 @@ nlohmann::json reply_evidence(const worker::Reply& r);
 // The worst (largest) max_rel over a comparison's tensors (`list`: "args" or "outputs").
 double worst_rel(const nlohmann::json& comparison, const char* list);
 
+// The compared tensors of a comparison that match elementwise (|a - b| <= atol + rtol |b|) but whose largest
+// difference exceeds rtol of the tensor's own scale (compare.py's `scaled`), each as the worker reported it;
+// empty when none. G2 holds its runs on ordinary inputs (recorded, distribution-matched) to it: a tensor whose
+// values all sit far below atol passes the elementwise rule whatever they are (a bf16 softmax over rows of 50K,
+// each value near 2e-5, wrong by 58% of its scale against an atol of 0.01). Runs on symmetric, mirrored and
+// special draws are not: their outputs may be rounding noise around zero, whose scale is that noise.
+nlohmann::json beyond_scale(const nlohmann::json& comparison, const char* list);
+
+// G2 failed on such a run: `summary` (the run's record) marked and appended to `runs`; the reason names `whose`
+// outputs they differ from ("the original kernel's"), and the tensors go under `list_key`.
+GateRecord failed_beyond_scale(nlohmann::json summary, nlohmann::json runs, nlohmann::json off_scale,
+                               const std::string& whose, const char* list_key);
+
 struct Verdict {
   bool passed = false;
   nlohmann::json evidence;
@@ -27,8 +40,8 @@ struct Verdict {
 
 // Revised whenever a gate's rule changes: part of the results cache's key, so that no verdict reached under
 // another rule is reused (2: the float64 rule's rounding floor; 3: G2's infinities at the edge of the range;
-// 4: G2's order probe for NaN/Inf positions).
-inline constexpr int kRulesRevision = 4;
+// 4: G2's order probe for NaN/Inf positions; 5: G2's elementwise matches on ordinary inputs held to their scale).
+inline constexpr int kRulesRevision = 5;
 
 // Two units in the last place of a floating dtype, relative to a magnitude (float32: 2^-22): below this
 // a largest error against float64, taken relative to the output's largest magnitude, cannot tell two
