@@ -11,6 +11,7 @@
 #include "agents/coder/rewrites/proven_masks.h"
 #include "agents/coder/rewrites/rewrites.h"
 #include "agents/coder/rewrites/row_tiles.h"
+#include "agents/coder/rewrites/softmax_chunks.h"
 #include "agents/coder/rewrites/tail_mask.h"
 #include "agents/coder/rewrites/transposed_tile.h"
 #include "agents/coder/rewrites/welford_chunks.h"
@@ -195,25 +196,26 @@ TEST(Rewrites, PlannerAndCoder) {
   auto cands = agents::BuiltinCoder().propose(p, agents::Plan{{"rewrite:source"}, {}, ""});
   ASSERT_GE(cands.size(), 2u);
   // The single-pass rewrite first, its launch configs pinned (single_pass_test.cpp), then the hint
-  // variant and the two stage counts of the loops.
-  ASSERT_GE(cands.size(), 4u);
-  for (size_t i = 0; i + 3 < cands.size(); ++i) {
+  // variant, the two stage counts of the loops and the online softmax kept as one max a chunk.
+  ASSERT_GE(cands.size(), 5u);
+  for (size_t i = 0; i + 4 < cands.size(); ++i) {
     const std::string& d = cands[i].description;
     EXPECT_TRUE(d.starts_with("single pass") || d.starts_with("fast exp (tl.exp for libdevice.exp), single pass") ||
                 (d.starts_with("lean softmax (") && d.find("), single pass") != std::string::npos))
         << d;
     EXPECT_NE(cands[i].source.find("fixed_config"), std::string::npos);
   }
-  std::vector<std::string> last3;
-  for (size_t i = cands.size() - 3; i < cands.size(); ++i) {
-    last3.push_back(cands[i].description);
+  std::vector<std::string> last4;
+  for (size_t i = cands.size() - 4; i < cands.size(); ++i) {
+    last4.push_back(cands[i].description);
     EXPECT_EQ(cands[i].origin, "rewrite");
     EXPECT_TRUE(cands[i].config.is_null());  // Inductor's heuristics decorator stays
     EXPECT_NE(cands[i].source.find("@triton_heuristics.reduction("), std::string::npos);
   }
-  EXPECT_EQ(last3, (std::vector<std::string>{"eviction hints removed",
-                                             "loop stages: 2 reduction loop(s) pipelined over 2 stages",
-                                             "loop stages: 2 reduction loop(s) pipelined over 3 stages"}));
+  EXPECT_EQ(last4, (std::vector<std::string>{
+                       "eviction hints removed", "loop stages: 2 reduction loop(s) pipelined over 2 stages",
+                       "loop stages: 2 reduction loop(s) pipelined over 3 stages",
+                       "softmax chunks: 1 per-element online softmax update(s) as one max a chunk (one exp an element)"}));
 
   // A pointwise kernel without widening, passes or GELU sums: no rewrite, each rewrite's reason kept.
   auto g = corpus("sigmoid_residual");
@@ -628,6 +630,52 @@ TEST(Rewrites, WelfordChunksReplaceThePerElementUpdate) {
                                             "    tmp99 = tmp2_mean * 2.0\n    tmp3, tmp4, tmp5 =");
   EXPECT_FALSE(agents::rewrites::welford_chunks(src, "k", &why));
   EXPECT_NE(why.find("used besides the update"), std::string::npos) << why;
+}
+
+TEST(Rewrites, SoftmaxChunksKeepOneMaxARowAndOneExpAnElement) {
+  // Inductor's looped online softmax (the corpus's long rows, a softmax over the columns of a row-major tensor):
+  // the per-element combine becomes the chunk's max, one rescale of the lanes' sums a chunk and one exp an
+  // element; the max one value a row; the reduce after the loop kept; G1 passes.
+  for (const char* name : {"corpus/softmax_large", "tests/python/data/softmax_columns_inductor_form"}) {
+    SCOPED_TRACE(name);
+    auto b = ir::load_bundle((std::filesystem::path(KOPT_SOURCE_DIR) / name).string());
+    const ir::Kernel* k = nullptr;
+    for (const ir::Kernel& c : b->graphs[0]->kernels)
+      if (c.source.find("online_softmax_combine(") != std::string::npos) k = &c;
+    ASSERT_NE(k, nullptr);
+    std::string why;
+    auto sc = agents::rewrites::softmax_chunks(k->source, &why);
+    ASSERT_TRUE(sc) << why;
+    EXPECT_EQ(sc->accumulators, 1);
+    EXPECT_EQ(sc->source.find("online_softmax_combine("), std::string::npos);
+    EXPECT_EQ(sc->source.find("_max_next"), std::string::npos);
+    EXPECT_EQ(count(sc->source, "tl.full([XBLOCK, 1], float('-inf'), tl.float32)"), 1u);
+    EXPECT_EQ(count(sc->source, "tl.zeros([XBLOCK, R0_BLOCK], tl.float32)"), 1u);
+    EXPECT_EQ(count(sc->source, "tl.math.exp2("), 2u);  // the chunk's rescale and the element's own
+    EXPECT_EQ(count(sc->source, "triton_helpers.online_softmax_reduce("), 1u);
+    EXPECT_TRUE(verify::run_g1(*k, sc->source).passed);
+  }
+  // One line, as the split writes it (no blank lines, the call's arguments on its line).
+  auto b = corpus("softmax_large");
+  std::string src = b->graphs[0]->kernels.at(0).source;
+  size_t at = src.find("online_softmax_combine(");
+  ASSERT_NE(at, std::string::npos);
+  size_t close = src.find(')', at);
+  std::string call = src.substr(at, close + 1 - at), flat;
+  for (char c : call)
+    if (c != '\n' && !(c == ' ' && !flat.empty() && (flat.back() == ' ' || flat.back() == '('))) flat += c;
+  std::string one = kopt::testing::replaced(src, call, flat);
+  std::string why;
+  auto sc = agents::rewrites::softmax_chunks(one, &why);
+  ASSERT_TRUE(sc) << why << "\n" << flat;
+  EXPECT_EQ(sc->source.find("online_softmax_combine("), std::string::npos);
+  // Declined: no online softmax; the lanes' max read besides the update and its reduce.
+  EXPECT_FALSE(agents::rewrites::softmax_chunks(corpus("group_norm")->graphs[0]->kernels.at(0).source, &why));
+  EXPECT_NE(why.find("no looped"), std::string::npos) << why;
+  std::string reads = kopt::testing::replaced(src, "    tmp2, tmp3 = triton_helpers.online_softmax_reduce(",
+                                              "    tmp99 = tl.sum(_tmp2_max, 1)\n    tmp2, tmp3 = triton_helpers.online_softmax_reduce(");
+  EXPECT_FALSE(agents::rewrites::softmax_chunks(reads, &why));
+  EXPECT_NE(why.find("used besides"), std::string::npos) << why;
 }
 
 TEST(Rewrites, TailMaskRunsEveryBlockButTheLastUnmasked) {

@@ -10,6 +10,7 @@
 #include "agents/coder/rewrites/source_edit.h"
 #include "agents/coder/rewrites/single_pass.h"
 #include "agents/coder/rewrites/masked_modulo.h"
+#include "agents/coder/rewrites/softmax_chunks.h"
 #include "agents/coder/rewrites/welford_chunks.h"
 #include "agents/coder/rewrites/proven_masks.h"
 #include "agents/coder/rewrites/row_tiles.h"
@@ -285,6 +286,14 @@ std::vector<Candidate> welford_chunks_rewrite(const KernelProfile& k, std::strin
                      wc->source}});
 }
 
+std::vector<Candidate> softmax_chunks_rewrite(const KernelProfile& k, std::string* why) {
+  auto sc = softmax_chunks(k.kernel->source, why);
+  if (!sc) return {};
+  return pinned(k, {{fmt::format("softmax chunks: {} per-element online softmax update(s) as one max a chunk (one "
+                                 "exp an element)", sc->accumulators),
+                     sc->source}});
+}
+
 std::vector<Candidate> tail_mask_rewrite(const KernelProfile& k, std::string* why) {
   auto s = tail_mask(*k.kernel, why);
   if (!s) return {};
@@ -317,6 +326,7 @@ const Rewrite kRewrites[] = {
     {"tail_mask", false, pointwise_kernel, tail_mask_rewrite},
     {"masked_modulo", false, any_kernel, masked_modulo_rewrite},
     {"welford_chunks", false, any_kernel, welford_chunks_rewrite},
+    {"softmax_chunks", false, any_kernel, softmax_chunks_rewrite},
 };
 
 }  // namespace

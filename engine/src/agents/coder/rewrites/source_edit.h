@@ -5,6 +5,7 @@
 
 #include <map>
 #include <optional>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,6 +78,12 @@ inline void and_terms(const py::Node* e, std::vector<const py::Node*>& out) {
 
 inline void say(std::string* why, std::string text) {
   if (why) *why = std::move(text);
+}
+
+// Occurrences of `w` as a whole word in `s` (the text rewrites' check that a name has no use besides theirs).
+inline size_t count_word(const std::string& s, const std::string& w) {
+  std::regex re("\\b" + w + "\\b");
+  return static_cast<size_t>(std::distance(std::sregex_iterator(s.begin(), s.end(), re), std::sregex_iterator()));
 }
 
 }  // namespace kopt::agents::rewrites::detail

@@ -4,17 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "agents/coder/rewrites/source_edit.h"
+
 namespace kopt::agents::rewrites {
 
-namespace {
-
-// Occurrences of a whole word.
-size_t count_word(const std::string& s, const std::string& w) {
-  std::regex re("\\b" + w + "\\b");
-  return static_cast<size_t>(std::distance(std::sregex_iterator(s.begin(), s.end(), re), std::sregex_iterator()));
-}
-
-}  // namespace
+using detail::count_word;
 
 std::optional<WelfordChunks> welford_chunks(const std::string& source, const std::string&, std::string* why) {
   auto no = [&](const std::string& w) -> std::optional<WelfordChunks> {
