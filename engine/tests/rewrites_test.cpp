@@ -12,6 +12,7 @@
 #include "agents/coder/rewrites/rewrites.h"
 #include "agents/coder/rewrites/row_tiles.h"
 #include "agents/coder/rewrites/softmax_chunks.h"
+#include "agents/coder/rewrites/softplus.h"
 #include "agents/coder/rewrites/tail_mask.h"
 #include "agents/coder/rewrites/transposed_tile.h"
 #include "agents/coder/rewrites/welford_chunks.h"
@@ -676,6 +677,39 @@ TEST(Rewrites, SoftmaxChunksKeepOneMaxARowAndOneExpAnElement) {
                                               "    tmp99 = tl.sum(_tmp2_max, 1)\n    tmp2, tmp3 = triton_helpers.online_softmax_reduce(");
   EXPECT_FALSE(agents::rewrites::softmax_chunks(reads, &why));
   EXPECT_NE(why.find("used besides"), std::string::npos) << why;
+}
+
+TEST(Rewrites, SoftplusWritesLog1pOfExpAsTwoApproximations) {
+  // A binary cross entropy with logits captured on the CPU (log1p(exp(-|x|)) per element) and the logcumsumexp
+  // scan's combine (log1p(exp(min - max)), in the kernel and its helper): each pair rewritten, G1 passes.
+  for (auto [name, pairs] : {std::pair{"tests/python/data/bce_with_logits_cpu_capture", 1},
+                             std::pair{"tests/python/data/logcumsumexp_rows_inductor_form", 3}}) {
+    SCOPED_TRACE(name);
+    auto b = ir::load_bundle((std::filesystem::path(KOPT_SOURCE_DIR) / name).string());
+    const ir::Kernel& k = b->graphs[0]->kernels.at(0);
+    std::string why;
+    auto sp = agents::rewrites::softplus(k.source, &why);
+    ASSERT_TRUE(sp) << why;
+    EXPECT_EQ(sp->rewritten, pairs);
+    EXPECT_EQ(sp->source.find("libdevice.log1p("), std::string::npos);
+    EXPECT_EQ(count(sp->source, "tl.math.log2(1.0 + "), static_cast<size_t>(pairs));
+    EXPECT_TRUE(verify::run_g1(k, sp->source).passed);
+  }
+  // Declined: an exp read besides its log1p; a float64 kernel.
+  auto b = ir::load_bundle(
+      (std::filesystem::path(KOPT_SOURCE_DIR) / "tests/python/data/bce_with_logits_cpu_capture").string());
+  const std::string& src = b->graphs[0]->kernels.at(0).source;
+  size_t at = src.find(" = libdevice.log1p(");
+  ASSERT_NE(at, std::string::npos);
+  size_t open = at + std::string(" = libdevice.log1p(").size();
+  std::string t = src.substr(open, src.find(')', open) - open);
+  std::string twice = kopt::testing::replaced(src, " = libdevice.log1p(" + t + ")",
+                                              " = libdevice.log1p(" + t + ") + " + t);
+  std::string why;
+  EXPECT_FALSE(agents::rewrites::softplus(twice, &why));
+  EXPECT_NE(why.find("read by nothing else"), std::string::npos) << why;
+  EXPECT_FALSE(agents::rewrites::softplus(src + "\n    tmp99 = tmp0.to(tl.float64)\n", &why));
+  EXPECT_NE(why.find("float64"), std::string::npos) << why;
 }
 
 TEST(Rewrites, TailMaskRunsEveryBlockButTheLastUnmasked) {

@@ -11,6 +11,7 @@
 #include "agents/coder/rewrites/single_pass.h"
 #include "agents/coder/rewrites/masked_modulo.h"
 #include "agents/coder/rewrites/softmax_chunks.h"
+#include "agents/coder/rewrites/softplus.h"
 #include "agents/coder/rewrites/welford_chunks.h"
 #include "agents/coder/rewrites/proven_masks.h"
 #include "agents/coder/rewrites/row_tiles.h"
@@ -294,6 +295,14 @@ std::vector<Candidate> softmax_chunks_rewrite(const KernelProfile& k, std::strin
                      sc->source}});
 }
 
+std::vector<Candidate> softplus_rewrite(const KernelProfile& k, std::string* why) {
+  auto sp = softplus(k.kernel->source, why);
+  if (!sp) return {};
+  return pinned(k, {{fmt::format("softplus: {} log1p(exp(x)) as log2(1 + exp2(x log2 e)) ln 2 (two MUFU "
+                                 "approximations)", sp->rewritten),
+                     sp->source}});
+}
+
 std::vector<Candidate> tail_mask_rewrite(const KernelProfile& k, std::string* why) {
   auto s = tail_mask(*k.kernel, why);
   if (!s) return {};
@@ -327,6 +336,7 @@ const Rewrite kRewrites[] = {
     {"masked_modulo", false, any_kernel, masked_modulo_rewrite},
     {"welford_chunks", false, any_kernel, welford_chunks_rewrite},
     {"softmax_chunks", false, any_kernel, softmax_chunks_rewrite},
+    {"softplus", false, any_kernel, softplus_rewrite},
 };
 
 }  // namespace
