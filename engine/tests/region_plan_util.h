@@ -2,10 +2,17 @@
 // candidates), the candidates of one origin, and the first finding a region's G1 failed on.
 #pragma once
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "agents/coder/fusion/fusion.h"
 #include "artifact/bundle.h"
@@ -50,6 +57,26 @@ inline std::string failing(const verify::RegionG1& r) {
   for (const auto& f : r.g1.findings)
     if (!f.passed) return f.check + ": " + f.message;
   return "";
+}
+
+// tools/compile_hopper.py on `module` (written to a temporary file): its exit status and output. `args`: more of
+// its flags (`--kernel SUFFIX`).
+struct Compiled {
+  int status = -1;
+  std::string out;
+};
+inline Compiled compile_hopper(const std::string& module, const std::string& args = "") {
+  std::filesystem::path file = std::filesystem::temp_directory_path() / fmt::format("kopt_hopper_{}.py", ::getpid());
+  std::ofstream(file) << module;
+  std::string cmd = fmt::format("python3 {}/tools/compile_hopper.py {} {} 2>&1", KOPT_SOURCE_DIR, file.string(), args);
+  Compiled c;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  char buf[512];
+  while (pipe && std::fgets(buf, sizeof buf, pipe)) c.out += buf;
+  int rc = pipe ? ::pclose(pipe) : -1;
+  c.status = rc < 0 ? -1 : WEXITSTATUS(rc);
+  std::filesystem::remove(file);
+  return c;
 }
 
 }  // namespace kopt::testing

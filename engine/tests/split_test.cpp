@@ -567,16 +567,8 @@ TEST(RegionCascadeWorker, AWidenedSoftmaxsSplitWithTileOffsetsPassesG1ToG3AndCom
   verify::RegionCascadeResult no = verify::run_region_cascade(sup, *p.bundle, 0, p.facts, bad, o);
   EXPECT_FALSE(no.cascade.accepted);
   for (const std::string* m : {static_cast<const std::string*>(&module), &fast_module}) {
-    fs::path f = fs::temp_directory_path() / fmt::format("kopt_wide_{}.py", ::getpid());
-    std::ofstream(f) << *m;
-    std::string cmd = fmt::format("python3 {}/tools/compile_hopper.py {} 2>&1", KOPT_SOURCE_DIR, f.string());
-    FILE* pipe = ::popen(cmd.c_str(), "r");
-    std::string out;
-    char buf[512];
-    while (pipe && std::fgets(buf, sizeof buf, pipe)) out += buf;
-    int rc = pipe ? ::pclose(pipe) : -1;
-    EXPECT_EQ(WEXITSTATUS(rc), 0) << out;
-    EXPECT_NE(out.find("compiled for sm_90"), std::string::npos) << out;
-    fs::remove(f);
+    kopt::testing::Compiled c = kopt::testing::compile_hopper(*m);
+    EXPECT_EQ(c.status, 0) << c.out;
+    EXPECT_NE(c.out.find("compiled for sm_90"), std::string::npos) << c.out;
   }
 }

@@ -142,9 +142,17 @@ RegionG1 check_region(const ir::Artifact& original, const RegionFacts& facts, co
                                                      span_text(original, f->launches[i].span))));
     edit.launches.push_back(i);
   }
-  if (edit.launches.empty() || (added.size() == 1 && edit.launches.size() < 2))
+  // One new kernel in place of one launch is a region edit only as a relaunch: its launch binds some parameter
+  // to another argument (the column loop's grid over the columns); with the same arguments it is a kernel
+  // candidate, which the kernel cascade judges.
+  auto relaunch = [&] {
+    if (added.size() != 1 || edit.launches.size() != 1 || new_launches.size() != 1) return false;
+    return new_launches[0]->bound != f->launches[edit.launches[0]].bound;
+  };
+  if (edit.launches.empty() || (added.size() == 1 && edit.launches.size() < 2 && !relaunch()))
     return done(fail("host_code_edit", added.size() == 1
-                                           ? "the candidate replaces fewer than two launches of the region"
+                                           ? "the candidate replaces fewer than two launches of the region, and "
+                                             "relaunches none with other arguments"
                                            : "the candidate replaces no launch of the region"));
   // Scratch: buffers the original does not allocate, passed by the new launches alone, small.
   std::set<std::string> original_allocs;

@@ -8,6 +8,7 @@
 #include "agents/coder/fusion/epilogue.h"
 #include "agents/coder/fusion/prologue.h"
 #include "agents/coder/fusion/row_merge.h"
+#include "agents/coder/fusion/column_loop.h"
 #include "agents/coder/fusion/scan_segments.h"
 #include "agents/coder/fusion/split.h"
 #include "artifact/pin_config.h"
@@ -54,6 +55,15 @@ RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profi
     // A looped scan carries its running value from block to block; any other looped kernel is read as
     // a reduction.
     const bool scan = a.kernels[f.launches[i].kernel].source.find("tl.associative_scan(") != std::string::npos;
+    if (a.kernels[f.launches[i].kernel].kind == "pointwise") {
+      // A pointwise kernel that re-reads a large operand by column once a row: walked by columns instead.
+      auto cols = column_loop(a, f, i, &why);
+      if (cols.empty()) plan.declined.push_back(fmt::format("column loop ({}): {}", name, why));
+      for (auto& [description, edit] : cols)
+        plan.candidates.push_back({fmt::format("r{}", plan.candidates.size() + 1), "split:columns",
+                                   fmt::format("{}: {}", name, description), std::move(edit)});
+      continue;
+    }
     auto splits = scan ? scan_segment_split(a, f, i, &why) : segment_split(a, f, i, &why);
     if (splits.empty()) plan.declined.push_back(fmt::format("split ({}): {}", name, why));
     for (auto& [description, edit] : splits)

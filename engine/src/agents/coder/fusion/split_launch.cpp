@@ -40,13 +40,14 @@ Walk walk(const std::vector<templates::LogicalLine>& loop) {
 }
 
 std::optional<SplitLaunch> read_split_launch(const ir::Artifact& a, const ir::Function& f, size_t li,
-                                             const std::vector<std::string>& sizes, std::string* why) {
+                                             const std::vector<std::string>& sizes, std::string* why,
+                                             const std::string& kind) {
   auto no = [&](std::string w) -> std::optional<SplitLaunch> { return *why = std::move(w), std::nullopt; };
   SplitLaunch s;
   s.launch = &f.launches.at(li);
   s.kernel = &a.kernels.at(s.launch->kernel);
   const ir::Kernel& k = *s.kernel;
-  if (k.kind != "reduction") return no("not a looped kernel");
+  if (k.kind != kind) return no(kind == "reduction" ? "not a looped kernel" : fmt::format("not a {} kernel", kind));
   if (!k.mutated_args.empty()) return no("it writes an argument in place");
   std::vector<const ir::KernelParam*> runtime;
   for (const ir::KernelParam& p : k.signature)

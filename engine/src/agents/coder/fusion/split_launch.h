@@ -46,11 +46,12 @@ bool all_true(const std::vector<templates::LogicalLine>& lines, const std::strin
 enum class Walk { along, across, both };
 Walk walk(const std::vector<templates::LogicalLine>& loop);
 
-// Launch `li` of `f` read for a split: a looped ("reduction") kernel that writes no argument in place, whose
-// runtime parameters are pointers followed by the size parameters whose names `sizes` lists. Nothing, with
-// the reason, otherwise.
+// Launch `li` of `f` read for a split: a kernel of `kind` (a looped "reduction" for the splits, "pointwise" for
+// the column loop) that writes no argument in place, whose runtime parameters are pointers followed by the size
+// parameters whose names `sizes` lists. Nothing, with the reason, otherwise.
 std::optional<SplitLaunch> read_split_launch(const ir::Artifact& a, const ir::Function& f, size_t li,
-                                             const std::vector<std::string>& sizes, std::string* why);
+                                             const std::vector<std::string>& sizes, std::string* why,
+                                             const std::string& kind = "reduction");
 
 // A new launch of the split: kernel `<original>` + `suffix` from `body` (the def line's body, in the
 // original's form), declared with `params`, `mutated` and `config` pinned, launched with `args`. Nothing,
