@@ -1,26 +1,20 @@
 #include "agents/coder/fusion/column_loop.h"
 
-#include <map>
 #include <optional>
 #include <regex>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "agents/coder/config_space.h"
 #include "agents/coder/fusion/pair.h"
 #include "agents/coder/fusion/split_launch.h"
 #include "agents/coder/fusion/split_loops.h"
+#include "profile/roofline.h"
 
 namespace kopt::agents::fusion {
 
 namespace {
-
-int64_t dtype_bytes(const std::string& t) {
-  static const std::map<std::string, int64_t> bytes = {{"*fp64", 8}, {"*fp32", 4}, {"*fp16", 2}, {"*bf16", 2},
-                                                       {"*i64", 8},  {"*i32", 4},  {"*i8", 1},   {"*u8", 1}};
-  auto it = bytes.find(t);
-  return it == bytes.end() ? 0 : it->second;
-}
 
 // The launch configs tried: blocks of columns a program, each walking every row.
 struct Block {
@@ -77,7 +71,8 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> column_loop(const ir::Ar
     for (std::sregex_iterator it(l.begin(), l.end(), load), end; it != end; ++it)
       if ((*it)[2] == col_name)
         for (const DeclParam& p : T.params)
-          if (p.name == (*it)[1]) column_bytes = std::max(column_bytes, N * dtype_bytes(p.type));
+          if (p.name == (*it)[1])
+            column_bytes = std::max(column_bytes, N * static_cast<int64_t>(profile::dtype_size(profile::pointee_dtype(p.type))));
   if (column_bytes == 0) return no("no operand read by the column alone");
   if (column_bytes < o.min_column_bytes)
     return no(fmt::format("its column operand ({} bytes) stays in L2 beside the stream (below {})", column_bytes,
@@ -108,7 +103,7 @@ std::vector<std::pair<std::string, stitch::RegionEdit>> column_loop(const ir::Ar
     e.kernel = launch->kernel, e.source = launch->source, e.args = launch->args;
     out.emplace_back(fmt::format("walk {} rows of {} by columns ({} programs of {} columns, each reading its columns' "
                                  "{}-byte operand once), XBLOCK={} num_warps={}",
-                                 R, N, (N + b.xblock - 1) / b.xblock, b.xblock, column_bytes, b.xblock, b.warps),
+                                 R, N, cdiv(N, b.xblock), b.xblock, column_bytes, b.xblock, b.warps),
                      std::move(e));
   }
   if (out.empty()) return no(fmt::format("unmasked, and no block of columns divides {}", N));

@@ -52,9 +52,6 @@ RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profi
   for (size_t i : r.launches) {
     std::string why;
     const std::string& name = a.kernels[f.launches[i].kernel].name;
-    // A looped scan carries its running value from block to block; any other looped kernel is read as
-    // a reduction.
-    const bool scan = a.kernels[f.launches[i].kernel].source.find("tl.associative_scan(") != std::string::npos;
     if (a.kernels[f.launches[i].kernel].kind == "pointwise") {
       // A pointwise kernel that re-reads a large operand by column once a row: walked by columns instead.
       auto cols = column_loop(a, f, i, &why);
@@ -64,6 +61,9 @@ RegionPlan plan_region(const ir::Artifact& a, const ir::Function& f, const profi
                                    fmt::format("{}: {}", name, description), std::move(edit)});
       continue;
     }
+    // A looped scan carries its running value from block to block; any other looped kernel is read as
+    // a reduction.
+    const bool scan = a.kernels[f.launches[i].kernel].source.find("tl.associative_scan(") != std::string::npos;
     auto splits = scan ? scan_segment_split(a, f, i, &why) : segment_split(a, f, i, &why);
     if (splits.empty()) plan.declined.push_back(fmt::format("split ({}): {}", name, why));
     for (auto& [description, edit] : splits)
